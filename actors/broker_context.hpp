@@ -1,0 +1,51 @@
+// What every session actor needs to know about the broker it belongs to.
+
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include "actors/protocol.hpp"
+#include "actors/routing/topic.hpp"
+#include "config/broker_config.hpp"
+
+namespace tb {
+
+/// Issues message ids, increasing in acceptance order across the broker.
+///
+/// The one piece of state shared by all session actors: a lock-free counter,
+/// because a round trip to an id actor per publish batch would cost a hop on
+/// the hottest path. Thread-safe.
+class id_sequence {
+public:
+  /// Reserves `count` consecutive ids and returns the first (ids start at 1).
+  uint64_t reserve(uint64_t count) noexcept {
+    return next_.fetch_add(count, std::memory_order_relaxed);
+  }
+
+private:
+  std::atomic<uint64_t> next_{1};
+};
+
+/// Settings and handles shared by the session actors of one broker.
+struct broker_context {
+  /// The router actor.
+  router_actor router;
+  /// Per-session and per-message limits.
+  limits_config limits;
+  /// The most topic routes one session caches.
+  std::size_t route_cache_size = 1024;
+  /// How long an unused cached route lives in a session.
+  std::chrono::milliseconds route_idle_timeout{60000};
+  /// The broker-wide message id counter.
+  std::shared_ptr<id_sequence> ids = std::make_shared<id_sequence>();
+
+  /// Returns the topic and pattern name limits.
+  name_limits names() const noexcept {
+    return name_limits{limits.max_topic_bytes, limits.max_topic_tokens};
+  }
+};
+
+} // namespace tb

@@ -1,0 +1,147 @@
+#include "actors/delivery_buffer.hpp"
+
+#include <algorithm>
+
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+// Bytes a buffered message counts for: its size plus its topic.
+std::size_t footprint(const message_ref& msg) {
+  return msg->size_bytes() + msg->topic.size();
+}
+
+// How many messages one subscription may put in a frame before the next
+// subscription's turn.
+constexpr std::size_t turn_quantum = 256;
+
+} // namespace
+
+delivery_buffer::delivery_buffer(std::size_t per_subscription,
+                                 std::size_t max_bytes)
+  : per_subscription_(std::max<std::size_t>(per_subscription, 1)),
+    max_bytes_(max_bytes) {
+  // nop
+}
+
+bool delivery_buffer::add(uint64_t subscription_id) {
+  return subs_.emplace(subscription_id, subscription{}).second;
+}
+
+void delivery_buffer::confirm(uint64_t subscription_id) {
+  auto i = subs_.find(subscription_id);
+  if (i == subs_.end() || i->second.confirmed)
+    return;
+  i->second.confirmed = true;
+  if (!i->second.queue.empty())
+    mark_ready(subscription_id, i->second);
+}
+
+bool delivery_buffer::remove(uint64_t subscription_id) {
+  auto i = subs_.find(subscription_id);
+  if (i == subs_.end())
+    return false;
+  for (auto& msg : i->second.queue)
+    buffered_bytes_ -= footprint(msg);
+  buffered_ -= i->second.queue.size();
+  subs_.erase(i);
+  // Stale ids in ready_ and lossy_ are skipped when met.
+  return true;
+}
+
+void delivery_buffer::mark_ready(uint64_t id, subscription& sub) {
+  if (sub.confirmed && !sub.queued_ready) {
+    sub.queued_ready = true;
+    ready_.push_back(id);
+  }
+}
+
+void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
+  buffered_bytes_ -= footprint(sub.queue.front());
+  --buffered_;
+  sub.queue.pop_front();
+  if (sub.unreported++ == 0)
+    lossy_.push_back(id);
+  ++sub.dropped;
+  ++dropped_total_;
+}
+
+bool delivery_buffer::push(uint64_t subscription_id, const message_ref& msg) {
+  auto i = subs_.find(subscription_id);
+  if (i == subs_.end())
+    return false;
+  auto& sub = i->second;
+  auto size = footprint(msg);
+  while (!sub.queue.empty()
+         && (sub.queue.size() >= per_subscription_
+             || buffered_bytes_ + size > max_bytes_))
+    drop_oldest(subscription_id, sub);
+  sub.queue.push_back(msg);
+  ++buffered_;
+  buffered_bytes_ += size;
+  mark_ready(subscription_id, sub);
+  return true;
+}
+
+std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
+                                   std::size_t max_messages,
+                                   std::size_t max_bytes) {
+  auto* out = frame.mutable_deliveries()->mutable_deliveries();
+  std::size_t moved = 0;
+  std::size_t bytes = 0;
+  while (!ready_.empty() && moved < max_messages
+         && (moved == 0 || bytes < max_bytes)) {
+    auto id = ready_.front();
+    ready_.pop_front();
+    auto i = subs_.find(id);
+    if (i == subs_.end())
+      continue;
+    auto& sub = i->second;
+    sub.queued_ready = false;
+    std::size_t turn = 0;
+    while (!sub.queue.empty() && moved < max_messages && turn < turn_quantum
+           && (moved == 0 || bytes < max_bytes)) {
+      auto& msg = *sub.queue.front();
+      auto* d = out->Add();
+      d->set_subscription_id(id);
+      d->set_message_id(msg.id);
+      d->set_accepted_unix_nanos(msg.accepted_unix_nanos);
+      d->set_topic(msg.topic);
+      d->set_payload(msg.payload);
+      if (!msg.headers.empty()) {
+        auto& headers = *d->mutable_headers();
+        for (auto& [name, value] : msg.headers)
+          headers[name] = value;
+      }
+      if (!msg.key.empty())
+        d->set_key(msg.key);
+      auto size = footprint(sub.queue.front());
+      bytes += size;
+      buffered_bytes_ -= size;
+      --buffered_;
+      sub.queue.pop_front();
+      ++moved;
+      ++turn;
+    }
+    if (!sub.queue.empty())
+      mark_ready(id, sub);
+  }
+  return moved;
+}
+
+std::vector<drop_notice> delivery_buffer::take_drop_notices() {
+  std::vector<drop_notice> result;
+  for (auto id : lossy_) {
+    auto i = subs_.find(id);
+    if (i == subs_.end() || i->second.unreported == 0)
+      continue;
+    result.push_back(drop_notice{id, i->second.unreported, i->second.dropped});
+    i->second.unreported = 0;
+  }
+  lossy_.clear();
+  return result;
+}
+
+} // namespace tb

@@ -1,0 +1,117 @@
+// A session's bounded buffers of fan-out deliveries not yet written.
+
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/message.hpp"
+
+namespace tinybroker::v1 {
+class ServerFrame;
+} // namespace tinybroker::v1
+
+namespace tb {
+
+/// Tells a subscriber how many messages it lost.
+struct drop_notice {
+  /// The subscription that lost messages.
+  uint64_t subscription_id = 0;
+  /// Lost since the previous notice.
+  uint64_t count = 0;
+  /// Lost in total.
+  uint64_t total = 0;
+};
+
+/// Holds each fan-out subscription's deliveries until the stream can take
+/// them, and coalesces them into frames.
+///
+/// Each subscription holds at most `per_subscription` messages and the
+/// session at most `max_bytes` bytes of messages; a full subscription loses
+/// its oldest message (spec 5), and the loss is reported by the next
+/// `take_drop_notices()`. Deliveries of a subscription that is not yet
+/// confirmed stay buffered until `confirm()`, so that the client sees the
+/// Subscribed frame before them.
+class delivery_buffer {
+public:
+  /// Creates an empty buffer with the given bounds.
+  delivery_buffer(std::size_t per_subscription, std::size_t max_bytes);
+
+  /// Adds a subscription, unconfirmed; returns false if the id is in use.
+  bool add(uint64_t subscription_id);
+
+  /// Marks a subscription confirmed: its deliveries may now be written.
+  void confirm(uint64_t subscription_id);
+
+  /// Removes a subscription and what it buffered; returns false if unknown.
+  bool remove(uint64_t subscription_id);
+
+  /// Returns true if the subscription exists.
+  bool contains(uint64_t subscription_id) const {
+    return subs_.count(subscription_id) != 0;
+  }
+
+  /// Returns the number of subscriptions.
+  std::size_t subscriptions() const noexcept {
+    return subs_.size();
+  }
+
+  /// Buffers `msg` for a subscription, dropping that subscription's oldest
+  /// messages when a bound is hit. Returns false if the id is unknown.
+  bool push(uint64_t subscription_id, const message_ref& msg);
+
+  /// Returns true if a confirmed subscription has messages to write.
+  bool has_ready() const noexcept {
+    return !ready_.empty();
+  }
+
+  /// Moves up to `max_messages` messages (and roughly `max_bytes` bytes,
+  /// at least one message) into `frame` as a Deliveries frame, taking
+  /// subscriptions in turn; returns how many it moved.
+  std::size_t drain(tinybroker::v1::ServerFrame& frame,
+                    std::size_t max_messages, std::size_t max_bytes);
+
+  /// Returns and resets the losses not yet reported.
+  std::vector<drop_notice> take_drop_notices();
+
+  /// Returns the number of buffered messages.
+  std::size_t buffered() const noexcept {
+    return buffered_;
+  }
+
+  /// Returns the bytes of buffered messages.
+  std::size_t buffered_bytes() const noexcept {
+    return buffered_bytes_;
+  }
+
+  /// Returns how many messages were dropped in total.
+  uint64_t dropped_total() const noexcept {
+    return dropped_total_;
+  }
+
+private:
+  struct subscription {
+    std::deque<message_ref> queue;
+    bool confirmed = false;
+    bool queued_ready = false;
+    uint64_t unreported = 0;
+    uint64_t dropped = 0;
+  };
+
+  void drop_oldest(uint64_t id, subscription& sub);
+  void mark_ready(uint64_t id, subscription& sub);
+
+  std::size_t per_subscription_;
+  std::size_t max_bytes_;
+  std::unordered_map<uint64_t, subscription> subs_;
+  std::deque<uint64_t> ready_; // confirmed subscriptions with messages
+  std::vector<uint64_t> lossy_; // subscriptions with unreported losses
+  std::size_t buffered_ = 0;
+  std::size_t buffered_bytes_ = 0;
+  uint64_t dropped_total_ = 0;
+};
+
+} // namespace tb

@@ -1,0 +1,47 @@
+// Where a session actor writes frames: the gRPC bridge in production,
+// a recording sink in tests.
+
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "actors/error.hpp"
+
+namespace tinybroker::v1 {
+class ServerFrame;
+} // namespace tinybroker::v1
+
+namespace tb {
+
+/// The outbound side of one client stream, as its session actor sees it.
+///
+/// At most one frame is being written at a time. When `ready_to_write`
+/// answers false because a write is in progress, the sink sends
+/// `writable_atom` to the session actor once the stream can take the next
+/// frame. All functions are called only from the session actor.
+class frame_sink {
+public:
+  virtual ~frame_sink() = default;
+
+  /// Returns true if `write` may be called now; otherwise arranges for a
+  /// `writable_atom` once the write in progress completes. Returns false
+  /// for good once the stream ended.
+  virtual bool ready_to_write() = 0;
+
+  /// Starts writing `frame`; only after `ready_to_write()` returned true.
+  virtual void write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) = 0;
+
+  /// Tells the reader that the actor has processed one client frame, so the
+  /// next one may be read (inbound backpressure).
+  virtual void frame_consumed() = 0;
+
+  /// Ends the stream: with OK when `code` is `ec::none`, else with the gRPC
+  /// status that `code` maps to. Later calls do nothing.
+  virtual void finish(ec code, const std::string& text) = 0;
+};
+
+/// A shared handle to a frame sink.
+using frame_sink_ptr = std::shared_ptr<frame_sink>;
+
+} // namespace tb

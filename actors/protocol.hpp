@@ -1,0 +1,284 @@
+// The one place for tinybroker's atoms, message types and actor interfaces.
+//
+// Every type that travels between actors is declared here, has an
+// `inspect()` overload and a type ID in the `tinybroker` block, so that
+// actors could later live on other nodes through CAF's network layer. The
+// only exceptions are the two bridge types at the end (`client_frame_ptr`,
+// `unary_call_ptr`): they link a gRPC reactor to its session actor, which by
+// construction live in the same process.
+
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/atom.hpp>
+#include <caf/meta/type_name.hpp>
+#include <caf/type_id.hpp>
+#include <caf/typed_actor.hpp>
+#include <caf/typed_event_based_actor.hpp>
+
+#include "actors/message.hpp"
+
+// -- atoms ---------------------------------------------------------------------
+
+/// Session -> router: give me the route of a topic (creating its actor).
+CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
+/// Router -> topic: a session caches your route; answer with it.
+CAF_ADD_ATOM(tinybroker, tb, attach_atom, "attach")
+/// Session -> router -> topic: a session no longer caches the route.
+CAF_ADD_ATOM(tinybroker, tb, detach_atom, "detach")
+/// Session -> router: add a fan-out subscription.
+CAF_ADD_ATOM(tinybroker, tb, sub_atom, "sub")
+/// Session -> router: remove a fan-out subscription.
+CAF_ADD_ATOM(tinybroker, tb, unsub_atom, "unsub")
+/// Router -> topic: route to one more subscription.
+CAF_ADD_ATOM(tinybroker, tb, add_dest_atom, "add_dest")
+/// Router -> topic: stop routing to a subscription.
+CAF_ADD_ATOM(tinybroker, tb, del_dest_atom, "del_dest")
+/// Topic -> session: a new route for a cached topic.
+CAF_ADD_ATOM(tinybroker, tb, route_atom, "route")
+/// Topic -> router: nobody uses me; router -> topic: then stop.
+CAF_ADD_ATOM(tinybroker, tb, idle_atom, "idle")
+/// Router -> topic: stop if still idle.
+CAF_ADD_ATOM(tinybroker, tb, stop_atom, "stop")
+/// Timer messages an actor sends itself.
+CAF_ADD_ATOM(tinybroker, tb, tick_atom, "tick")
+/// Publisher session -> subscriber session: a batch of fan-out deliveries.
+CAF_ADD_ATOM(tinybroker, tb, deliver_atom, "deliver")
+/// Bridge -> session: a client frame was read.
+CAF_ADD_ATOM(tinybroker, tb, frame_atom, "frame")
+/// Bridge -> session: the stream can take the next frame.
+CAF_ADD_ATOM(tinybroker, tb, writable_atom, "writable")
+/// Bridge -> session: the client stopped sending or the stream ended.
+CAF_ADD_ATOM(tinybroker, tb, closed_atom, "closed")
+/// Service -> publisher session: a unary Publish call.
+CAF_ADD_ATOM(tinybroker, tb, unary_atom, "unary")
+/// Anyone -> actor: report your counters.
+CAF_ADD_ATOM(tinybroker, tb, stats_atom, "stats")
+
+namespace tinybroker::v1 {
+class ClientFrame;
+} // namespace tinybroker::v1
+
+namespace tb {
+
+struct route;
+struct unary_call;
+
+/// A frame read from a client stream, handed from the reactor to its actor.
+using client_frame_ptr = std::shared_ptr<tinybroker::v1::ClientFrame>;
+
+/// A unary Publish call waiting for its answer (see net/broker_service.hpp).
+using unary_call_ptr = std::shared_ptr<unary_call>;
+
+// -- routes ------------------------------------------------------------------
+
+/// A shared, immutable route; publishers cache it and topics replace it.
+struct route_ref {
+  /// The route; never null once received from a topic actor.
+  std::shared_ptr<const route> ptr;
+
+  /// Accesses the route.
+  const route& operator*() const noexcept {
+    return *ptr;
+  }
+
+  /// Accesses the route.
+  const route* operator->() const noexcept {
+    return ptr.get();
+  }
+};
+
+/// Counters a topic actor reports.
+struct topic_stats {
+  /// The topic's name.
+  std::string name;
+  /// Fan-out subscriptions it routes to.
+  uint64_t destinations = 0;
+  /// Sessions that cache its route.
+  uint64_t cachers = 0;
+};
+
+/// @relates topic_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, topic_stats& x) {
+  return f(caf::meta::type_name("topic_stats"), x.name, x.destinations,
+           x.cachers);
+}
+
+/// Counters the router reports.
+struct router_stats {
+  /// Live topic actors.
+  uint64_t topics = 0;
+  /// Live subscriptions in the pattern trie.
+  uint64_t subscriptions = 0;
+  /// Sessions the router monitors.
+  uint64_t sessions = 0;
+};
+
+/// @relates router_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, router_stats& x) {
+  return f(caf::meta::type_name("router_stats"), x.topics, x.subscriptions,
+           x.sessions);
+}
+
+/// Counters a session actor reports.
+struct session_stats {
+  /// Messages accepted from this session.
+  uint64_t published = 0;
+  /// Accepted messages that matched nothing.
+  uint64_t unrouted = 0;
+  /// Deliveries written to the client.
+  uint64_t delivered = 0;
+  /// Fan-out messages lost because the client was too slow.
+  uint64_t dropped = 0;
+  /// Live subscriptions.
+  uint64_t subscriptions = 0;
+  /// Topics whose routes are cached.
+  uint64_t cached_routes = 0;
+  /// Deliveries buffered and not yet written.
+  uint64_t buffered = 0;
+};
+
+/// @relates session_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
+  return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
+           x.delivered, x.dropped, x.subscriptions, x.cached_routes,
+           x.buffered);
+}
+
+} // namespace tb
+
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::client_frame_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::unary_call_ptr)
+
+namespace tb {
+
+// -- actor interfaces ----------------------------------------------------------
+
+/// A client's conversation; one per gRPC Session stream (see
+/// actors/session_actor.hpp), plus the pool that serves unary Publish calls.
+using session_actor = caf::typed_actor<
+  caf::reacts_to<frame_atom, client_frame_ptr>, caf::reacts_to<writable_atom>,
+  caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
+  caf::replies_to<route_atom, route_ref>::with<caf::ok_atom>,
+  caf::reacts_to<unary_atom, unary_call_ptr>, caf::reacts_to<tick_atom>,
+  caf::replies_to<stats_atom>::with<session_stats>>;
+
+/// One fan-out subscription a topic routes to.
+struct fanout_target {
+  /// The subscriber's session.
+  session_actor session;
+  /// The subscription id within that session.
+  uint64_t subscription_id = 0;
+
+  /// Targets are equal when session and id are.
+  friend bool operator==(const fanout_target& x, const fanout_target& y) {
+    return x.session == y.session && x.subscription_id == y.subscription_id;
+  }
+};
+
+/// @relates fanout_target
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fanout_target& x) {
+  return f(caf::meta::type_name("fanout_target"), x.session,
+           x.subscription_id);
+}
+
+/// Who gets the messages of one topic: the topic actor owns it, publishing
+/// sessions cache it and send straight to the destinations.
+struct route {
+  /// The topic.
+  std::string topic;
+  /// Bumped by the topic actor on every change.
+  uint64_t version = 0;
+  /// The fan-out subscriptions, sorted by session.
+  std::vector<fanout_target> fanout;
+
+  /// Returns true if the topic routes nowhere.
+  bool empty() const noexcept {
+    return fanout.empty();
+  }
+};
+
+/// @relates route
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, route& x) {
+  return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout);
+}
+
+/// @relates route_ref
+template <class Inspector>
+typename std::enable_if<Inspector::reads_state,
+                        typename Inspector::result_type>::type
+inspect(Inspector& f, route_ref& x) {
+  static const route empty_route;
+  return f(caf::meta::type_name("route_ref"),
+           const_cast<route&>(x.ptr ? *x.ptr : empty_route));
+}
+
+/// @relates route_ref
+template <class Inspector>
+typename std::enable_if<Inspector::writes_state,
+                        typename Inspector::result_type>::type
+inspect(Inspector& f, route_ref& x) {
+  auto fresh = std::make_shared<route>();
+  x.ptr = fresh;
+  return f(caf::meta::type_name("route_ref"), *fresh);
+}
+
+/// A topic: owns its route and pushes changes to the sessions caching it.
+using topic_actor = caf::typed_actor<
+  caf::replies_to<attach_atom, session_actor>::with<route_ref>,
+  caf::reacts_to<detach_atom, session_actor>,
+  caf::replies_to<add_dest_atom, fanout_target>::with<caf::ok_atom>,
+  caf::reacts_to<del_dest_atom, fanout_target>,
+  caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
+  caf::replies_to<stats_atom>::with<topic_stats>>;
+
+/// The router: owns the pattern trie and the directory of topic actors.
+using router_actor = caf::typed_actor<
+  caf::replies_to<resolve_atom, std::string, session_actor>::with<route_ref>,
+  caf::reacts_to<detach_atom, std::string, session_actor>,
+  caf::replies_to<sub_atom, std::string, uint64_t,
+                  session_actor>::with<caf::ok_atom>,
+  caf::reacts_to<unsub_atom, uint64_t, session_actor>,
+  caf::reacts_to<idle_atom, std::string, topic_actor>,
+  caf::replies_to<stats_atom>::with<router_stats>>;
+
+} // namespace tb
+
+// -- type IDs ------------------------------------------------------------------
+
+CAF_BEGIN_TYPE_ID_BLOCK(tinybroker, caf::first_custom_type_id)
+
+CAF_ADD_TYPE_ID(tinybroker, (tb::message_record))
+CAF_ADD_TYPE_ID(tinybroker, (tb::message_ref))
+CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_item))
+CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_batch))
+CAF_ADD_TYPE_ID(tinybroker, (tb::route_ref))
+CAF_ADD_TYPE_ID(tinybroker, (tb::topic_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::router_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::session_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_target))
+CAF_ADD_TYPE_ID(tinybroker, (tb::route))
+
+CAF_END_TYPE_ID_BLOCK(tinybroker)
+
+namespace caf {
+class actor_system_config;
+} // namespace caf
+
+namespace tb {
+
+/// Registers tinybroker's message types with an actor system config.
+void add_message_types(caf::actor_system_config& cfg);
+
+} // namespace tb

@@ -1,0 +1,288 @@
+#include "actors/session_actor.hpp"
+
+#include "actors/routing/pattern.hpp"
+#include "actors/unary_call.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// Client frames whose answers may wait unwritten before the session stops
+// reading from the client.
+constexpr size_t max_control_frames = 256;
+
+// Bytes of deliveries per frame, unless a single message is larger.
+constexpr size_t max_frame_bytes = 1u << 20;
+
+// Queues an error frame that names the refused request.
+void queue_error(session_pointer self, uint64_t request_id,
+                 const char* request, uint64_t subscription_id,
+                 const error_info& error) {
+  auto frame = std::make_unique<pb::ServerFrame>();
+  auto* out = frame->mutable_error();
+  out->set_request_id(request_id);
+  out->set_request(request);
+  out->set_subscription_id(subscription_id);
+  auto* err = out->mutable_error();
+  err->set_code(grpc_status_code(error.code));
+  err->set_reason(std::string{to_string(error.code)});
+  err->set_message(error.text);
+  self->state.control.push_back(std::move(frame));
+}
+
+// Ends the session once everything queued has been written.
+void finish_if_drained(session_pointer self) {
+  auto& st = self->state;
+  if (!st.closing || !st.control.empty() || st.deliveries.has_ready())
+    return;
+  if (st.sink)
+    st.sink->finish(ec::none, "");
+  self->quit();
+}
+
+void subscribe(session_pointer self, uint64_t request_id,
+               const pb::Subscribe& req) {
+  auto& st = self->state;
+  auto id = req.subscription_id();
+  if (!req.group().empty()) {
+    queue_error(self, request_id, "subscribe", id,
+                make_error_info(ec::unimplemented,
+                                "consumer groups are not available yet"));
+    return;
+  }
+  if (auto err = validate_pattern(req.pattern(), st.ctx.names())) {
+    queue_error(self, request_id, "subscribe", id, err);
+    return;
+  }
+  if (st.deliveries.subscriptions() >= st.ctx.limits.max_subscriptions_per_session) {
+    queue_error(self, request_id, "subscribe", id,
+                make_error_info(ec::limit_exceeded,
+                                "this session already has "
+                                  + std::to_string(st.deliveries.subscriptions())
+                                  + " subscriptions, the limit"));
+    return;
+  }
+  if (!st.deliveries.add(id)) {
+    queue_error(self, request_id, "subscribe", id,
+                make_error_info(ec::invalid_request,
+                                "subscription id " + std::to_string(id)
+                                  + " is already in use on this stream"));
+    return;
+  }
+  ++st.stats.subscriptions;
+  self
+    ->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
+              caf::actor_cast<session_actor>(self))
+    .then(
+      [self, id, request_id](caf::ok_atom) {
+        auto& st = self->state;
+        if (!st.deliveries.contains(id))
+          return; // unsubscribed meanwhile
+        auto frame = std::make_unique<pb::ServerFrame>();
+        frame->mutable_subscribed()->set_subscription_id(id);
+        frame->mutable_subscribed()->set_request_id(request_id);
+        st.control.push_back(std::move(frame));
+        st.deliveries.confirm(id);
+        flush(self);
+      },
+      [self, id, request_id](caf::error& err) {
+        auto& st = self->state;
+        if (st.deliveries.remove(id))
+          --st.stats.subscriptions;
+        queue_error(self, request_id, "subscribe", id,
+                    make_error_info(ec::internal, "the router failed: "
+                                                    + to_string(err)));
+        flush(self);
+      });
+}
+
+void unsubscribe(session_pointer self, uint64_t request_id,
+                 const pb::Unsubscribe& req) {
+  auto& st = self->state;
+  auto id = req.subscription_id();
+  if (!st.deliveries.remove(id)) {
+    queue_error(self, request_id, "unsubscribe", id,
+                make_error_info(ec::unknown_subscription,
+                                "no subscription with id " + std::to_string(id)
+                                  + " on this stream"));
+    return;
+  }
+  --st.stats.subscriptions;
+  self->send(st.ctx.router, unsub_atom_v, id,
+             caf::actor_cast<session_actor>(self));
+  auto frame = std::make_unique<pb::ServerFrame>();
+  frame->mutable_unsubscribed()->set_subscription_id(id);
+  st.control.push_back(std::move(frame));
+}
+
+// Handles one client frame; publish frames are released when routed.
+void handle_frame(session_pointer self, const client_frame_ptr& frame) {
+  auto& st = self->state;
+  auto request_id = frame->request_id();
+  switch (frame->kind_case()) {
+    case pb::ClientFrame::kSubscribe:
+      subscribe(self, request_id, frame->subscribe());
+      break;
+    case pb::ClientFrame::kUnsubscribe:
+      unsubscribe(self, request_id, frame->unsubscribe());
+      break;
+    case pb::ClientFrame::kPublish: {
+      auto& msgs = *frame->mutable_publish()->mutable_messages();
+      if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
+        queue_error(self, request_id, "publish", 0,
+                    make_error_info(ec::limit_exceeded,
+                                    "publish frame holds "
+                                      + std::to_string(msgs.size())
+                                      + " messages; the limit is "
+                                      + std::to_string(
+                                        st.ctx.limits.max_publish_batch)));
+        break;
+      }
+      auto job = make_publish_job(st, msgs);
+      job->request_id = request_id;
+      job->confirm = frame->publish().confirm();
+      run_publish(self, std::move(job));
+      return; // released once routed
+    }
+    case pb::ClientFrame::kAck:
+    case pb::ClientFrame::kNack:
+    case pb::ClientFrame::kInProgress:
+      queue_error(self, request_id, "ack", 0,
+                  make_error_info(ec::unimplemented,
+                                  "consumer groups are not available yet"));
+      break;
+    case pb::ClientFrame::KIND_NOT_SET:
+      queue_error(self, request_id, "unknown", 0,
+                  make_error_info(ec::invalid_request,
+                                  "the frame holds no request this broker "
+                                  "knows"));
+      break;
+  }
+  release_frame(self);
+  flush(self);
+}
+
+// Evicts routes not used since the last sweep and tells their topics.
+void sweep_routes(session_pointer self) {
+  auto& st = self->state;
+  for (auto& topic : st.routes.sweep())
+    self->send(st.ctx.router, detach_atom_v, topic,
+               caf::actor_cast<session_actor>(self));
+  st.sweep_scheduled = st.routes.size() > 0;
+  if (st.sweep_scheduled)
+    self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
+}
+
+} // namespace
+
+void release_frame(session_pointer self) {
+  auto& st = self->state;
+  if (!st.sink)
+    return;
+  if (st.control.size() >= max_control_frames) {
+    ++st.owed_reads;
+    return;
+  }
+  st.sink->frame_consumed();
+}
+
+void flush(session_pointer self) {
+  auto& st = self->state;
+  if (!st.sink)
+    return;
+  for (auto& notice : st.deliveries.take_drop_notices()) {
+    auto frame = std::make_unique<pb::ServerFrame>();
+    auto* dropped = frame->mutable_dropped();
+    dropped->set_subscription_id(notice.subscription_id);
+    dropped->set_count(notice.count);
+    dropped->set_total(notice.total);
+    st.control.push_back(std::move(frame));
+    st.stats.dropped += notice.count;
+  }
+  while (!st.control.empty() || st.deliveries.has_ready()) {
+    if (!st.sink->ready_to_write())
+      break;
+    std::unique_ptr<pb::ServerFrame> frame;
+    if (!st.control.empty()) {
+      frame = std::move(st.control.front());
+      st.control.pop_front();
+    } else {
+      frame = std::make_unique<pb::ServerFrame>();
+      st.stats.delivered += st.deliveries.drain(
+        *frame, st.ctx.limits.max_frame_messages, max_frame_bytes);
+    }
+    st.sink->write(std::move(frame));
+  }
+  while (st.owed_reads > 0 && st.control.size() < max_control_frames) {
+    --st.owed_reads;
+    st.sink->frame_consumed();
+  }
+  finish_if_drained(self);
+}
+
+session_actor::behavior_type session_actor_impl(session_pointer self,
+                                                broker_context ctx,
+                                                frame_sink_ptr sink) {
+  auto& st = self->state;
+  st.routes = route_cache{ctx.route_cache_size};
+  st.deliveries = delivery_buffer{ctx.limits.subscription_buffer,
+                                  ctx.limits.max_session_buffered_bytes};
+  st.ctx = std::move(ctx);
+  st.sink = std::move(sink);
+  if (st.sink)
+    self->attach_functor([sink = st.sink](const caf::error&) {
+      sink->finish(ec::shutting_down, "the session ended");
+    });
+  return {
+    [self](frame_atom, const client_frame_ptr& frame) {
+      if (!self->state.closing)
+        handle_frame(self, frame);
+    },
+    [self](writable_atom) { flush(self); },
+    [self](closed_atom) {
+      self->state.closing = true;
+      flush(self);
+    },
+    [self](deliver_atom, const fanout_batch& batch) {
+      auto& st = self->state;
+      if (st.closing)
+        return;
+      for (auto& item : batch.items)
+        st.deliveries.push(item.subscription_id, item.message);
+      flush(self);
+    },
+    [self](route_atom, const route_ref& route) {
+      self->state.routes.update(route);
+      return caf::ok_atom_v;
+    },
+    [self](unary_atom, const unary_call_ptr& call) {
+      auto& st = self->state;
+      auto& msgs = *call->request->mutable_messages();
+      if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
+        call->complete(make_error_info(
+          ec::limit_exceeded,
+          "publish request holds " + std::to_string(msgs.size())
+            + " messages; the limit is "
+            + std::to_string(st.ctx.limits.max_publish_batch)));
+        return;
+      }
+      auto job = make_publish_job(st, msgs);
+      job->unary = call;
+      run_publish(self, std::move(job));
+    },
+    [self](tick_atom) { sweep_routes(self); },
+    [self](stats_atom) {
+      auto& st = self->state;
+      auto result = st.stats;
+      result.cached_routes = st.routes.size();
+      result.buffered = st.deliveries.buffered();
+      result.dropped = st.deliveries.dropped_total();
+      return result;
+    },
+  };
+}
+
+} // namespace tb

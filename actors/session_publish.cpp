@@ -1,0 +1,202 @@
+// The publish path of a session actor: validate, give ids, resolve routes
+// the cache lacks, send each destination one batch, confirm.
+//
+// Guarded by the load generator's S1/S2 scenarios (tools/): measure before
+// and after any change here.
+
+#include <chrono>
+#include <unordered_set>
+
+#include "actors/routing/topic.hpp"
+#include "actors/session_actor.hpp"
+#include "actors/unary_call.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+int64_t now_unix_nanos() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
+    .count();
+}
+
+// Returns why `msg` cannot be published, or no error.
+error_info check_message(const session_state& st, const pb::Message& msg) {
+  if (auto err = validate_topic(msg.topic(), st.ctx.names()))
+    return err;
+  if (is_system_topic(msg.topic()))
+    return make_error_info(ec::reserved_topic,
+                           "topic \"" + msg.topic()
+                             + "\" belongs to the broker; clients may not "
+                               "publish to it");
+  auto size = msg.payload().size() + msg.key().size();
+  for (auto& [name, value] : msg.headers())
+    size += name.size() + value.size();
+  if (size > st.ctx.limits.max_message_bytes)
+    return make_error_info(ec::message_too_large,
+                           "message to \"" + msg.topic() + "\" has "
+                             + std::to_string(size)
+                             + " bytes; the limit is "
+                             + std::to_string(st.ctx.limits.max_message_bytes));
+  return {};
+}
+
+// Finds the route of `topic` in the cache or among the job's lookups.
+const route_ref* find_route(session_state& st, publish_job& job,
+                            const std::string& topic) {
+  if (auto* cached = st.routes.find(topic))
+    return cached;
+  if (auto i = job.resolved.find(topic); i != job.resolved.end())
+    return &i->second;
+  return nullptr;
+}
+
+// Writes one result per published message.
+void fill_results(const publish_job& job,
+                  google::protobuf::RepeatedPtrField<pb::PublishResult>& out) {
+  out.Reserve(static_cast<int>(job.outcomes.size()));
+  for (auto& outcome : job.outcomes) {
+    auto* result = out.Add();
+    result->set_id(outcome.id);
+    if (outcome.error) {
+      auto* err = result->mutable_error();
+      err->set_code(grpc_status_code(outcome.error.code));
+      err->set_reason(std::string{to_string(outcome.error.code)});
+      err->set_message(outcome.error.text);
+    }
+  }
+}
+
+// Sends every destination its batch, in publish order, then confirms.
+void route_and_confirm(session_pointer self, publish_job& job) {
+  auto& st = self->state;
+  std::vector<std::pair<session_actor, fanout_batch>> batches;
+  std::unordered_map<caf::actor_addr, size_t> index;
+  for (size_t k = 0; k < job.accepted.size(); ++k) {
+    auto& msg = job.accepted[k];
+    auto* route = find_route(st, job, msg->topic);
+    if (route == nullptr) {
+      job.outcomes[job.positions[k]].error = make_error_info(
+        ec::internal, "no route for topic \"" + msg->topic + "\" (the router failed)");
+      continue;
+    }
+    if ((*route)->empty()) {
+      ++st.stats.unrouted;
+      continue;
+    }
+    for (auto& target : (*route)->fanout) {
+      auto [pos, added] = index.emplace(target.session.address(),
+                                        batches.size());
+      if (added)
+        batches.emplace_back(target.session, fanout_batch{});
+      batches[pos->second].second.items.push_back(
+        fanout_item{msg, target.subscription_id});
+    }
+  }
+  for (auto& [dest, batch] : batches)
+    self->send(dest, deliver_atom_v, std::move(batch));
+  st.stats.published += job.accepted.size();
+  if (job.unary) {
+    fill_results(job, *job.unary->reply->mutable_results());
+    job.unary->complete(error_info{});
+    return;
+  }
+  if (job.confirm) {
+    auto frame = std::make_unique<pb::ServerFrame>();
+    auto* confirm = frame->mutable_publish_confirm();
+    confirm->set_request_id(job.request_id);
+    fill_results(job, *confirm->mutable_results());
+    st.control.push_back(std::move(frame));
+  }
+  release_frame(self);
+  flush(self);
+}
+
+// Caches a route a lookup returned, telling the router about evictions.
+void cache_route(session_pointer self, const route_ref& route) {
+  auto& st = self->state;
+  if (auto evicted = st.routes.insert(route))
+    self->send(st.ctx.router, detach_atom_v, *evicted,
+               caf::actor_cast<session_actor>(self));
+  if (!st.sweep_scheduled) {
+    st.sweep_scheduled = true;
+    self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
+  }
+}
+
+} // namespace
+
+std::shared_ptr<publish_job>
+make_publish_job(session_state& st,
+                 google::protobuf::RepeatedPtrField<pb::Message>& messages) {
+  auto job = std::make_shared<publish_job>();
+  job->outcomes.resize(static_cast<size_t>(messages.size()));
+  size_t valid = 0;
+  for (int i = 0; i < messages.size(); ++i) {
+    auto& outcome = job->outcomes[static_cast<size_t>(i)];
+    outcome.error = check_message(st, messages[i]);
+    if (!outcome.error)
+      ++valid;
+  }
+  if (valid == 0)
+    return job;
+  auto next_id = st.ctx.ids->reserve(valid);
+  auto accepted_at = now_unix_nanos();
+  job->accepted.reserve(valid);
+  job->positions.reserve(valid);
+  for (int i = 0; i < messages.size(); ++i) {
+    auto& outcome = job->outcomes[static_cast<size_t>(i)];
+    if (outcome.error)
+      continue;
+    auto& msg = messages[i];
+    auto record = std::make_shared<message_record>();
+    record->id = outcome.id = next_id++;
+    record->accepted_unix_nanos = accepted_at;
+    record->topic = std::move(*msg.mutable_topic());
+    record->payload = std::move(*msg.mutable_payload());
+    record->key = std::move(*msg.mutable_key());
+    for (auto& [name, value] : *msg.mutable_headers())
+      record->headers.emplace_back(name, std::move(value));
+    job->accepted.push_back(message_ref{std::move(record)});
+    job->positions.push_back(static_cast<uint32_t>(i));
+  }
+  return job;
+}
+
+void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
+  auto& st = self->state;
+  std::unordered_set<std::string> missing;
+  for (auto& msg : job->accepted)
+    if (st.routes.find(msg->topic) == nullptr)
+      missing.insert(msg->topic);
+  if (missing.empty()) {
+    route_and_confirm(self, *job);
+    return;
+  }
+  // Awaiting holds back every later message of this session, so that the
+  // batch is routed before anything the client sends after it.
+  job->pending_lookups = missing.size();
+  for (auto& topic : missing) {
+    self
+      ->request(st.ctx.router, caf::infinite, resolve_atom_v, topic,
+                caf::actor_cast<session_actor>(self))
+      .await(
+        [self, job](route_ref& route) {
+          cache_route(self, route);
+          job->resolved.emplace(route->topic, route);
+          if (--job->pending_lookups == 0)
+            route_and_confirm(self, *job);
+        },
+        [self, job](caf::error&) {
+          // The topic stays unresolved: its messages are refused below.
+          if (--job->pending_lookups == 0)
+            route_and_confirm(self, *job);
+        });
+  }
+}
+
+} // namespace tb

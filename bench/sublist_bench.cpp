@@ -1,0 +1,123 @@
+// Benchmarks of sublist::match, insert and erase; run before changing
+// match() (see the guard comment in actors/routing/sublist.cpp).
+//
+// Build: g++ -std=c++17 -O2 -I. bench/sublist_bench.cpp
+//          actors/routing/{topic,sublist}.cpp -lbenchmark -lbenchmark_main
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "actors/routing/sublist.hpp"
+
+namespace {
+
+// Returns "<prefix><i>", e.g. "region17".
+std::string numbered(const char* prefix, std::size_t i) {
+  return prefix + std::to_string(i);
+}
+
+// Fills `subs` with `count` three-token subscriptions over 100 regions and
+// 100 events; about one in ten uses a wildcard. Deterministic.
+void fill(tb::sublist& subs, std::size_t count) {
+  std::mt19937 rng{42};
+  std::uniform_int_distribution<std::size_t> token{0, 99};
+  std::uniform_int_distribution<int> roll{0, 99};
+  for (std::size_t key = 0; key < count; ++key) {
+    std::string pattern = numbered("svc", token(rng) % 10) + ".";
+    auto r = roll(rng);
+    if (r < 5)
+      pattern += "*." + numbered("event", token(rng));
+    else if (r < 8)
+      pattern += numbered("region", token(rng)) + ".*";
+    else if (r < 10)
+      pattern += numbered("region", token(rng)) + ".>";
+    else
+      pattern +=
+          numbered("region", token(rng)) + "." + numbered("event", token(rng));
+    subs.insert(pattern, key);
+  }
+}
+
+// Runs match(topic) in a loop and reports the hits per call.
+void run_match(benchmark::State& state, const tb::sublist& subs,
+               const std::vector<std::string>& topics) {
+  std::vector<uint64_t> out;
+  std::size_t hits = 0;
+  std::size_t i = 0;
+  for (auto _ : state) {
+    out.clear();
+    subs.match(topics[i], out);
+    hits += out.size();
+    benchmark::DoNotOptimize(out.data());
+    if (++i == topics.size())
+      i = 0;
+  }
+  state.counters["hits"] = benchmark::Counter(
+      static_cast<double>(hits), benchmark::Counter::kAvgIterations);
+}
+
+// A literal topic with one literal subscription among 1000 others.
+void BM_MatchLiteralHit(benchmark::State& state) {
+  tb::sublist subs;
+  for (std::size_t i = 0; i < 1000; ++i)
+    subs.insert("orders." + numbered("region", i) + ".created", i);
+  run_match(state, subs, {"orders.region500.created"});
+}
+BENCHMARK(BM_MatchLiteralHit);
+
+// A topic that every kind of wildcard subscription hits.
+void BM_MatchWildcardHits(benchmark::State& state) {
+  tb::sublist subs;
+  uint64_t key = 0;
+  for (auto pattern : {"orders.eu.created", "orders.*.created", "orders.>",
+                       "*.eu.*", "*.*.*", ">", "orders.eu.>", "orders.*.*"})
+    subs.insert(pattern, key++);
+  for (std::size_t i = 0; i < 1000; ++i)
+    subs.insert("orders." + numbered("region", i) + ".created", key++);
+  run_match(state, subs, {"orders.eu.created"});
+}
+BENCHMARK(BM_MatchWildcardHits);
+
+// Random topics against 100k subscriptions of mixed shape.
+void BM_Match100kSubscriptions(benchmark::State& state) {
+  tb::sublist subs;
+  fill(subs, 100'000);
+  std::mt19937 rng{7};
+  std::uniform_int_distribution<std::size_t> token{0, 99};
+  std::vector<std::string> topics;
+  for (int i = 0; i < 1024; ++i)
+    topics.push_back(numbered("svc", token(rng) % 10) + "." +
+                     numbered("region", token(rng)) + "." +
+                     numbered("event", token(rng)));
+  run_match(state, subs, topics);
+}
+BENCHMARK(BM_Match100kSubscriptions);
+
+// Inserting and erasing one subscription in a sublist of 100k.
+void BM_InsertErase(benchmark::State& state) {
+  tb::sublist subs;
+  fill(subs, 100'000);
+  uint64_t key = 1'000'000;
+  for (auto _ : state) {
+    subs.insert("svc3.region42.fresh", key);
+    benchmark::DoNotOptimize(subs.erase("svc3.region42.fresh", key));
+    ++key;
+  }
+}
+BENCHMARK(BM_InsertErase);
+
+// Building a sublist of 100k subscriptions from scratch.
+void BM_Insert100k(benchmark::State& state) {
+  for (auto _ : state) {
+    tb::sublist subs;
+    fill(subs, 100'000);
+    benchmark::DoNotOptimize(subs.size());
+  }
+}
+BENCHMARK(BM_Insert100k)->Unit(benchmark::kMillisecond);
+
+} // namespace

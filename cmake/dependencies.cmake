@@ -1,0 +1,19 @@
+# Finds the Debian 12 packages tinybroker builds on (see scripts/setup.sh).
+find_package(Threads REQUIRED)
+find_package(Protobuf REQUIRED)
+find_package(gRPC CONFIG REQUIRED)
+find_package(toml11 CONFIG REQUIRED)
+find_package(GTest REQUIRED)
+
+# CAF 0.17 ships no CMake package config: find it by hand.
+find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
+find_library(CAF_CORE_LIB caf_core REQUIRED)
+add_library(caf_core INTERFACE)
+# SYSTEM keeps CAF's own warnings out of -Wall -Wextra.
+target_include_directories(caf_core SYSTEM INTERFACE ${CAF_INCLUDE_DIR})
+target_link_libraries(caf_core INTERFACE ${CAF_CORE_LIB} Threads::Threads)
+add_library(CAF::core ALIAS caf_core)
+
+# The standard gRPC health and reflection protos (Debian package grpc-proto).
+find_path(GRPC_STD_PROTO_DIR grpc/health/v1/health.proto
+  PATHS /usr/share/grpc-proto REQUIRED)

@@ -1,0 +1,165 @@
+// The broker's configuration as plain values, with the built-in defaults.
+//
+// Every member initializer below is the built-in default: a default-built
+// `broker_config` is what `tinybroker` runs on without `--config` (spec 9).
+// `config/config_loader.hpp` fills these structs from a TOML file; this
+// header knows nothing of TOML, so any translation unit may include it.
+// docs/configuration.md lists every key with its meaning.
+
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <tuple>
+
+namespace tb {
+
+/// What a group does with a new message when it holds its maximum (spec 6).
+enum class overflow_policy : uint8_t {
+  /// Refuse the new message: the publisher's confirm says RESOURCE_EXHAUSTED.
+  reject,
+  /// Drop the oldest held message that is not in flight, and count it.
+  drop_oldest,
+};
+
+/// Returns the configuration name of `x`: `"reject"` or `"drop_oldest"`.
+inline std::string_view to_string(overflow_policy x) noexcept {
+  return x == overflow_policy::reject ? "reject" : "drop_oldest";
+}
+
+/// Sets `out` from its configuration name and returns true, or returns false
+/// and leaves `out` alone when `text` names no policy.
+inline bool from_string(std::string_view text, overflow_policy& out) noexcept {
+  if (text == "reject") {
+    out = overflow_policy::reject;
+    return true;
+  }
+  if (text == "drop_oldest") {
+    out = overflow_policy::drop_oldest;
+    return true;
+  }
+  return false;
+}
+
+/// The settings of one consumer group (spec 6).
+struct group_settings {
+  /// The topic pattern the group holds messages of; empty in the defaults.
+  std::string pattern;
+  /// How long a delivery may stay unanswered before it is redelivered.
+  std::chrono::milliseconds ack_wait{30000};
+  /// Attempts before a message goes to the dead letter topic; 0 = unlimited.
+  uint32_t max_deliveries = 5;
+  /// The most messages the group holds (queued and in flight).
+  uint64_t max_pending_messages = 1'000'000;
+  /// The most payload bytes the group holds (queued and in flight).
+  uint64_t max_pending_bytes = 1ull << 30;
+  /// What happens to a new message when the group is full.
+  overflow_policy overflow = overflow_policy::reject;
+  /// Dead letter topic: empty means `$dlq.<group>`, `"none"` drops.
+  std::string dead_letter;
+  /// The registered name of the policy actor that picks a member (spec 8).
+  std::string policy = "round_robin";
+};
+
+/// Returns true if `x` and `y` hold the same settings.
+inline bool operator==(const group_settings& x, const group_settings& y) {
+  return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
+                  x.max_pending_messages, x.max_pending_bytes, x.overflow,
+                  x.dead_letter, x.policy) ==
+         std::tie(y.pattern, y.ack_wait, y.max_deliveries,
+                  y.max_pending_messages, y.max_pending_bytes, y.overflow,
+                  y.dead_letter, y.policy);
+}
+
+/// Returns true if `x` and `y` differ in any setting.
+inline bool operator!=(const group_settings& x, const group_settings& y) {
+  return !(x == y);
+}
+
+/// Bounds that keep the broker's memory and work per request bounded.
+struct limits_config {
+  /// The largest message (payload + headers + key) a publisher may send.
+  std::size_t max_message_bytes = 1 << 20;
+  /// The longest topic, in bytes.
+  std::size_t max_topic_bytes = 255;
+  /// The most `.`-separated tokens in a topic or pattern.
+  std::size_t max_topic_tokens = 32;
+  /// The most messages in one publish frame or `Publish` call.
+  std::size_t max_publish_batch = 4096;
+  /// The messages one fan-out subscription buffers before it loses the oldest.
+  std::size_t subscription_buffer = 65536;
+  /// The most subscriptions (fan-out and group) one session may hold.
+  std::size_t max_subscriptions_per_session = 10000;
+  /// The most bytes of outgoing frames queued for one session.
+  std::size_t max_session_buffered_bytes = 64 << 20;
+  /// The most unacknowledged group deliveries one session may hold.
+  std::size_t max_in_flight_per_session = 65536;
+  /// The most deliveries the broker packs into one server frame.
+  std::size_t max_frame_messages = 1024;
+};
+
+/// Returns true if `x` and `y` hold the same limits.
+inline bool operator==(const limits_config& x, const limits_config& y) {
+  return std::tie(x.max_message_bytes, x.max_topic_bytes, x.max_topic_tokens,
+                  x.max_publish_batch, x.subscription_buffer,
+                  x.max_subscriptions_per_session, x.max_session_buffered_bytes,
+                  x.max_in_flight_per_session, x.max_frame_messages) ==
+         std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
+                  y.max_publish_batch, y.subscription_buffer,
+                  y.max_subscriptions_per_session, y.max_session_buffered_bytes,
+                  y.max_in_flight_per_session, y.max_frame_messages);
+}
+
+/// Returns true if `x` and `y` differ in any limit.
+inline bool operator!=(const limits_config& x, const limits_config& y) {
+  return !(x == y);
+}
+
+/// Everything `tinybroker` reads at start; default-built = built-in defaults.
+struct broker_config {
+  /// The gRPC listen address, `HOST:PORT`; loopback by default (spec 10).
+  std::string listen = "127.0.0.1:7400";
+  /// The lowest log level written: trace, debug, info, warn, error or off.
+  std::string log_level = "info";
+  /// How long shutdown waits for streams to end before the process exits.
+  std::chrono::milliseconds shutdown_grace{5000};
+  /// How long a topic with no traffic and no subscriber keeps its counters.
+  std::chrono::milliseconds topic_idle_timeout{60000};
+  /// Whether the standard gRPC health service is served.
+  bool health_service = true;
+  /// Whether gRPC server reflection is served.
+  bool reflection = true;
+  /// The actor scheduler's worker threads; 0 = the number of cores.
+  std::size_t worker_threads = 0;
+  /// Bounds on messages, topics, batches and sessions.
+  limits_config limits;
+  /// Whether joining an unknown group creates it with `group_defaults`.
+  bool auto_create_groups = true;
+  /// Settings of groups created without settings of their own.
+  group_settings group_defaults;
+  /// Groups declared in the config, by name; they exist from the start.
+  std::map<std::string, group_settings> groups;
+  /// Where this config came from: a file path or "built-in defaults".
+  std::string source = "built-in defaults";
+};
+
+/// Returns true if `x` and `y` are equal in every member, `source` included.
+inline bool operator==(const broker_config& x, const broker_config& y) {
+  return std::tie(x.listen, x.log_level, x.shutdown_grace, x.topic_idle_timeout,
+                  x.health_service, x.reflection, x.worker_threads, x.limits,
+                  x.auto_create_groups, x.group_defaults, x.groups, x.source) ==
+         std::tie(y.listen, y.log_level, y.shutdown_grace, y.topic_idle_timeout,
+                  y.health_service, y.reflection, y.worker_threads, y.limits,
+                  y.auto_create_groups, y.group_defaults, y.groups, y.source);
+}
+
+/// Returns true if `x` and `y` differ in any member.
+inline bool operator!=(const broker_config& x, const broker_config& y) {
+  return !(x == y);
+}
+
+} // namespace tb

@@ -1,0 +1,390 @@
+// Reads a `broker_config` from TOML. The layout (docs/configuration.md has
+// every key with its meaning; values shown are the built-in defaults):
+//
+//   listen = "127.0.0.1:7400"   log_level = "info"   worker_threads = 0
+//   shutdown_grace = "5s"       topic_idle_timeout = "60s"
+//   [limits]          every limits_config field under its own name:
+//                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
+//   [observability]   health_service = true, reflection = true
+//   [groups]          auto_create = true
+//   [groups.defaults] ack_wait = "30s", max_deliveries = 5, overflow =
+//                     "reject", ... (group_settings without `pattern`)
+//   [groups.NAME]     declares group NAME: `pattern` is required, the other
+//                     keys override [groups.defaults], wherever that is
+//
+// Durations: digits with unit ms, s, m or h ("250ms", "30s", "2m"), or an
+// integer (or digit string) of milliseconds; at most 8760h. Sizes (the
+// `*_bytes` keys): an integer or digits with KiB, MiB or GiB ("64KiB").
+// toml11 accepts any key, so each table is walked against the keys it may
+// hold. Only this file includes <toml.hpp>: it is slow to compile.
+
+#include "config/config_loader.hpp"
+
+#include <toml.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
+#include <map>
+#include <sstream>
+#include <vector>
+
+namespace tb {
+
+namespace {
+
+// -- numbers with units -------------------------------------------------------
+
+constexpr int64_t max_int = std::numeric_limits<int64_t>::max();
+using detail::max_duration_ms;
+using detail::size_units;
+using detail::time_units;
+using detail::unit;
+
+// Formats `n` with the largest unit of `units` that divides it; the last
+// unit's factor must be 1.
+template <size_t N>
+std::string format_scaled(uint64_t n, const unit (&units)[N]) {
+  for (const auto& u : units)
+    if (n % u.factor == 0 && (n != 0 || u.factor == 1))
+      return std::to_string(n / u.factor) + std::string(u.name);
+  return std::to_string(n);
+}
+
+// Returns true if `text` is 1..128 bytes of [A-Za-z0-9_-] (spec 6).
+bool is_name(std::string_view text) {
+  auto ok = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-';
+  };
+  return !text.empty() && text.size() <= 128 &&
+         std::all_of(text.begin(), text.end(), ok);
+}
+
+// -- the TOML walker ----------------------------------------------------------
+
+// Reads TOML values into config fields and collects every problem found.
+class reader {
+public:
+  using field_fn = std::function<void(const toml::value&, const std::string&)>;
+  using parse_fn = std::function<std::optional<uint64_t>(std::string_view)>;
+  using check_fn = bool (*)(std::string_view);
+
+  // A key a table may hold and how to read its value.
+  struct field {
+    std::string_view key;
+    field_fn read;
+  };
+
+  // The problems found, in file order.
+  std::multimap<std::pair<uint32_t, uint32_t>, std::string> problems;
+
+  // Records that `v` at `path` is not what was `expected`; the `problem`
+  // defaults to what `v` is.
+  void bad(const toml::value& v, const std::string& path,
+           const std::string& expected, std::string problem = {}) {
+    auto str = v.is_string() ? v.as_string().str : std::string{};
+    if (str.size() > 60)
+      str = str.substr(0, 57) + "...";
+    if (problem.empty())
+      problem = v.is_string() ? "got \"" + str + "\""
+                : v.is_integer() && v.as_integer() != max_int
+                    ? "got " + std::to_string(v.as_integer())
+                    : (v.is_array() ? "got an " : "got a ") +
+                          toml::stringize(v.type());
+    auto loc = v.location();
+    auto head = loc.file_name() + ":" + std::to_string(loc.line()) + ":" +
+                std::to_string(loc.column()) + ": " + path + ": " + problem +
+                "; expected " + expected;
+    problems.emplace(std::pair{loc.line(), loc.column()},
+                     toml::format_error(head, v, problem));
+  }
+
+  // Reads table `tbl` at `path`: each key goes to its field, or to `other`;
+  // without `other`, a key that is not a field is an error.
+  void read_table(const toml::value& tbl, const std::string& path,
+                  const std::vector<field>& fields, const field_fn& other) {
+    if (!tbl.is_table())
+      return bad(tbl, path, "a table");
+    for (const auto& [key, v] : tbl.as_table()) {
+      auto sub = path.empty() ? key : path + "." + key;
+      auto i = std::find_if(fields.begin(), fields.end(),
+                            [&k = key](const field& f) { return f.key == k; });
+      if (i != fields.end()) {
+        i->read(v, sub);
+      } else if (other) {
+        other(v, sub);
+      } else {
+        std::string keys;
+        for (const auto& f : fields)
+          keys += (keys.empty() ? "" : ", ") + std::string(f.key);
+        bad(v, sub, "one of " + keys, "unknown key");
+      }
+    }
+  }
+
+  // Returns a reader for the table of `fields`.
+  field_fn table(std::vector<field> fields) {
+    return [this, fields](const toml::value& v, const std::string& path) {
+      read_table(v, path, fields, nullptr);
+    };
+  }
+
+  // Returns a reader for a boolean.
+  field_fn boolean(bool& out) {
+    return [this, &out](const toml::value& v, const std::string& path) {
+      if (!v.is_boolean())
+        return bad(v, path, "true or false");
+      out = v.as_boolean();
+    };
+  }
+
+  // Returns a reader for a string that `check` accepts; `expected` says
+  // which strings that are.
+  field_fn text(std::string& out, std::string expected, check_fn check) {
+    return [this, &out, expected, check](const toml::value& v,
+                                         const std::string& path) {
+      if (!v.is_string() || !check(v.as_string().str))
+        return bad(v, path, expected);
+      out = v.as_string().str;
+    };
+  }
+
+  // Returns a reader for an integer in [min, max], or a string that `parse`
+  // turns into one (when `parse` is given); `expected` describes the value.
+  template <class T>
+  field_fn number(T& out, uint64_t min, uint64_t max, std::string expected,
+                  parse_fn parse = nullptr) {
+    return [this, &out, min, max, expected, parse](const toml::value& v,
+                                                   const std::string& path) {
+      std::optional<uint64_t> n;
+      // toml11 saturates integers that overflow int64: reject the extremes.
+      if (v.is_integer() && v.as_integer() >= 0 && v.as_integer() != max_int)
+        n = static_cast<uint64_t>(v.as_integer());
+      else if (v.is_string() && parse)
+        n = parse(v.as_string().str);
+      if (!n || *n < min || *n > max)
+        return bad(v, path, expected);
+      out = static_cast<T>(*n);
+    };
+  }
+
+  // Returns a reader for a count in [min, max].
+  template <class T>
+  field_fn count(T& out, uint64_t min,
+                 uint64_t max = std::numeric_limits<T>::max()) {
+    return number(out, min, max,
+                  "an integer from " + std::to_string(min) + " to " +
+                      std::to_string(max));
+  }
+
+  // Returns a reader for a size in bytes, at least 1.
+  template <class T>
+  field_fn size(T& out) {
+    return number(out, 1, std::numeric_limits<T>::max(),
+                  "a size > 0: an integer of bytes or a string like "
+                  "\"64KiB\", \"1MiB\" or \"1GiB\"",
+                  parse_size);
+  }
+
+  // Returns a reader for a duration of at least `min_ms` milliseconds.
+  field_fn duration(std::chrono::milliseconds& out, uint64_t min_ms) {
+    return number(out, min_ms, max_duration_ms,
+                  std::string{"a duration"} + (min_ms > 0 ? " > 0" : "") +
+                      " of at most 8760h: a string like \"250ms\", \"30s\", "
+                      "\"2m\" or \"1h\", or an integer of milliseconds",
+                  [](std::string_view t) {
+                    return detail::parse_scaled(t, time_units, max_duration_ms);
+                  });
+  }
+
+  // Returns a reader for an overflow policy.
+  field_fn overflow(overflow_policy& out) {
+    return [this, &out](const toml::value& v, const std::string& path) {
+      if (!v.is_string() || !from_string(v.as_string().str, out))
+        bad(v, path, "\"reject\" or \"drop_oldest\"");
+    };
+  }
+
+  // Returns a reader for the settings of a group; a `declared` group needs a
+  // pattern, the defaults may not have one.
+  field_fn group(group_settings& out, bool declared) {
+    return [this, &out, declared](const toml::value& v,
+                                  const std::string& path) {
+      std::vector<field> fields{
+          {"ack_wait", duration(out.ack_wait, 1)},
+          {"max_deliveries", count(out.max_deliveries, 0)},
+          {"max_pending_messages", count(out.max_pending_messages, 1)},
+          {"max_pending_bytes", size(out.max_pending_bytes)},
+          {"overflow", overflow(out.overflow)},
+          {"dead_letter", text(out.dead_letter, "a string",
+                               [](std::string_view) { return true; })},
+          {"policy",
+           text(out.policy, "a policy name like \"round_robin\"", is_name)}};
+      if (declared)
+        fields.push_back(
+            {"pattern", text(out.pattern, "a non-empty pattern",
+                             [](std::string_view t) { return !t.empty(); })});
+      read_table(v, path, fields, nullptr);
+      if (declared && v.is_table() && v.as_table().count("pattern") == 0)
+        bad(v, path, "a key like pattern = \"orders.>\"",
+            "a declared group needs a pattern");
+    };
+  }
+};
+
+// Reads the document `root` into `cfg`, recording problems in `r`.
+void read_document(reader& r, const toml::value& root, broker_config& cfg) {
+  auto& lim = cfg.limits;
+  auto limits = r.table(
+      {{"max_message_bytes", r.size(lim.max_message_bytes)},
+       {"max_topic_bytes", r.size(lim.max_topic_bytes)},
+       {"max_topic_tokens", r.count(lim.max_topic_tokens, 1)},
+       {"max_publish_batch", r.count(lim.max_publish_batch, 1)},
+       {"subscription_buffer", r.count(lim.subscription_buffer, 1)},
+       {"max_subscriptions_per_session",
+        r.count(lim.max_subscriptions_per_session, 1)},
+       {"max_session_buffered_bytes", r.size(lim.max_session_buffered_bytes)},
+       {"max_in_flight_per_session", r.count(lim.max_in_flight_per_session, 1)},
+       {"max_frame_messages", r.count(lim.max_frame_messages, 1)}});
+  auto observability =
+      r.table({{"health_service", r.boolean(cfg.health_service)},
+               {"reflection", r.boolean(cfg.reflection)}});
+  // The defaults first, wherever they are in the file: groups start from them.
+  auto groups = [&](const toml::value& v, const std::string& path) {
+    if (v.is_table() && v.as_table().count("defaults") != 0)
+      r.group(cfg.group_defaults, false)(v.as_table().at("defaults"),
+                                         path + ".defaults");
+    auto declare = [&](const toml::value& g, const std::string& sub) {
+      auto name = sub.substr(path.size() + 1);
+      if (!is_name(name))
+        return r.bad(g, path + ".\"" + name + "\"",
+                     "1 to 128 characters of A-Z a-z 0-9 _ -",
+                     "bad group name");
+      auto settings = cfg.group_defaults;
+      r.group(settings, true)(g, sub);
+      cfg.groups[name] = std::move(settings);
+    };
+    auto skip = [](const toml::value&, const std::string&) {
+    };
+    r.read_table(v, path,
+                 {{"auto_create", r.boolean(cfg.auto_create_groups)},
+                  {"defaults", skip}},
+                 declare);
+  };
+  auto level = [](std::string_view t) {
+    auto levels = {"trace", "debug", "info", "warn", "error", "off"};
+    return std::find(levels.begin(), levels.end(), t) != levels.end();
+  };
+  r.read_table(
+      root, "",
+      // check_listen_address("") returns the expectation: "" is invalid.
+      {{"listen", r.text(cfg.listen, check_listen_address(""),
+                         [](std::string_view t) {
+                           return check_listen_address(t).empty();
+                         })},
+       {"log_level", r.text(cfg.log_level,
+                            "\"trace\", \"debug\", \"info\", \"warn\", "
+                            "\"error\" or \"off\"",
+                            level)},
+       {"shutdown_grace", r.duration(cfg.shutdown_grace, 0)},
+       {"topic_idle_timeout", r.duration(cfg.topic_idle_timeout, 1)},
+       {"worker_threads", r.count(cfg.worker_threads, 0, 1024)},
+       {"limits", limits},
+       {"observability", observability},
+       {"groups", groups}},
+      nullptr);
+}
+
+} // namespace
+
+// -- public functions ---------------------------------------------------------
+
+load_result load_config_string(std::string_view toml_text,
+                               const std::string& name) {
+  try {
+    std::istringstream in{std::string(toml_text)};
+    auto root = toml::parse(in, name);
+    reader r;
+    broker_config cfg;
+    read_document(r, root, cfg);
+    cfg.source = name;
+    if (r.problems.empty())
+      return cfg;
+    config_error err;
+    for (const auto& [pos, text] : r.problems)
+      err.text += (err.text.empty() ? "" : "\n") + text;
+    return err;
+  } catch (const toml::syntax_error& e) {
+    auto loc = e.location();
+    return config_error{loc.file_name() + ":" + std::to_string(loc.line()) +
+                        ": TOML syntax error\n" + e.what()};
+  } catch (const std::exception& e) {
+    return config_error{name + ": cannot read the config: " + e.what()};
+  }
+}
+
+load_result load_config_file(const std::string& path) {
+  try {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+      return config_error{"cannot read config file " + path +
+                          ": it is a directory"};
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return config_error{"cannot open config file " + path + ": " +
+                          std::strerror(errno)};
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad())
+      return config_error{"cannot read config file " + path};
+    return load_config_string(text.str(), path);
+  } catch (const std::exception& e) {
+    return config_error{"cannot read config file " + path + ": " + e.what()};
+  }
+}
+
+std::string describe(const broker_config& cfg) {
+  auto ms = [](std::chrono::milliseconds d) {
+    return format_scaled(static_cast<uint64_t>(d.count()), time_units);
+  };
+  std::ostringstream os;
+  os << std::boolalpha;
+  auto group = [&](const std::string& name, const group_settings& g) {
+    os << "\n"
+       << name << ": pattern " << (g.pattern.empty() ? "-" : g.pattern)
+       << ", ack_wait " << ms(g.ack_wait) << ", max_deliveries "
+       << g.max_deliveries << ", max_pending " << g.max_pending_messages << "/"
+       << format_scaled(g.max_pending_bytes, size_units) << ", overflow "
+       << to_string(g.overflow) << ", dead_letter "
+       << (g.dead_letter.empty() ? "$dlq.<group>" : g.dead_letter)
+       << ", policy " << g.policy;
+  };
+  const auto& l = cfg.limits;
+  os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "
+     << cfg.log_level << ", worker_threads " << cfg.worker_threads
+     << (cfg.worker_threads == 0 ? " (one per core)" : "")
+     << ", shutdown_grace " << ms(cfg.shutdown_grace) << ", topic_idle_timeout "
+     << ms(cfg.topic_idle_timeout) << ", health_service " << cfg.health_service
+     << ", reflection " << cfg.reflection
+     << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
+     << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
+     << " tokens per topic, " << l.max_publish_batch << "/publish, "
+     << l.subscription_buffer << "/subscription buffer, "
+     << l.max_frame_messages << "/frame; per session "
+     << l.max_subscriptions_per_session << " subscriptions, "
+     << l.max_in_flight_per_session << " in flight, "
+     << format_scaled(l.max_session_buffered_bytes, size_units)
+     << " buffered\ngroups: auto_create " << cfg.auto_create_groups << ", "
+     << cfg.groups.size() << " declared";
+  group("group defaults", cfg.group_defaults);
+  for (const auto& [name, g] : cfg.groups)
+    group("group " + name, g);
+  return os.str();
+}
+
+} // namespace tb

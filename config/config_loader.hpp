@@ -1,0 +1,173 @@
+// Reads a `broker_config` from TOML (spec 9).
+//
+// The loader starts from the built-in defaults of `config/broker_config.hpp`
+// and overwrites what the file sets. Every unknown key and every bad value is
+// an error whose text names the dotted key, the file, the line and what was
+// expected; all errors of a file are reported together, in file order. The
+// TOML layout is described at the top of config_loader.cpp and in
+// docs/configuration.md. Nothing here throws (short of running out of
+// memory); only config_loader.cpp includes <toml.hpp>.
+
+#pragma once
+
+#include "config/broker_config.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace tb {
+
+/// Why a config could not be loaded.
+struct config_error {
+  /// One message per problem, in file order. A bad key or value reads
+  /// `[error] FILE:LINE:COLUMN: KEY: got X; expected Y` followed by toml11's
+  /// quote of the line with a caret; a syntax error starts
+  /// `FILE:LINE: TOML syntax error`; an unreadable file says so.
+  std::string text;
+};
+
+/// Either a loaded `broker_config` or the `config_error` that prevented it.
+///
+/// A small `expected`-like wrapper around `std::variant`: test it with
+/// `ok()` (or `if (result)`), then read `value()` or `error()`.
+class load_result {
+public:
+  /// Wraps a successfully loaded config.
+  load_result(broker_config cfg) : data_(std::move(cfg)) {}
+
+  /// Wraps the error that prevented loading.
+  load_result(config_error err) : data_(std::move(err)) {}
+
+  /// Returns true if this holds a config.
+  bool ok() const noexcept {
+    return data_.index() == 0;
+  }
+
+  /// Returns true if this holds a config.
+  explicit operator bool() const noexcept {
+    return ok();
+  }
+
+  /// Returns the config; requires `ok()` (throws std::bad_variant_access).
+  const broker_config& value() const& {
+    return std::get<broker_config>(data_);
+  }
+
+  /// Moves the config out of a temporary result; requires `ok()`.
+  broker_config value() && {
+    return std::get<broker_config>(std::move(data_));
+  }
+
+  /// Returns the error; requires `!ok()` (throws std::bad_variant_access).
+  const config_error& error() const& {
+    return std::get<config_error>(data_);
+  }
+
+private:
+  std::variant<broker_config, config_error> data_;
+};
+
+/// Loads the TOML file at `path`; `source` of the result is `path`.
+load_result load_config_file(const std::string& path);
+
+/// Loads TOML from `toml_text`; `name` stands for the file in messages and
+/// becomes `source` of the result.
+load_result load_config_string(std::string_view toml_text,
+                               const std::string& name);
+
+// -- value syntax: inline, so command-line flags can use it too -------------
+
+namespace detail {
+
+/// A unit suffix of a number in a config value and the factor it stands for.
+struct unit {
+  /// The suffix, e.g. `"MiB"`.
+  std::string_view name;
+  /// What one of the unit is in the base unit (milliseconds or bytes).
+  uint64_t factor;
+};
+
+/// The longest duration a config value may give: 8760h (one year), in ms.
+inline constexpr uint64_t max_duration_ms = 8760ull * 3'600'000;
+
+/// The duration units, largest first; digits without a unit are ms.
+inline constexpr unit time_units[] = {
+    {"h", 3'600'000}, {"m", 60'000}, {"s", 1000}, {"ms", 1}};
+
+/// The byte size units, largest first; digits without a unit are bytes.
+inline constexpr unit size_units[] = {
+    {"GiB", 1ull << 30}, {"MiB", 1ull << 20}, {"KiB", 1024}, {"", 1}};
+
+/// Parses digits and an optional suffix from `units` (none = factor 1) into a
+/// number of at most `max`; returns nothing for any other text.
+template <std::size_t N>
+std::optional<uint64_t> parse_scaled(std::string_view text,
+                                     const unit (&units)[N], uint64_t max) {
+  uint64_t n = 0;
+  std::size_t i = 0;
+  for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
+    auto digit = static_cast<uint64_t>(text[i] - '0');
+    if (n > (max - digit) / 10)
+      return std::nullopt;
+    n = n * 10 + digit;
+  }
+  auto suffix = text.substr(i);
+  uint64_t factor = suffix.empty() ? 1 : 0;
+  for (const auto& u : units)
+    if (!suffix.empty() && u.name == suffix)
+      factor = u.factor;
+  if (i == 0 || factor == 0 || n > max / factor)
+    return std::nullopt;
+  return n * factor;
+}
+
+} // namespace detail
+
+/// Parses a duration: digits with unit `ms`, `s`, `m` or `h`, or bare digits
+/// meaning milliseconds; returns nothing for other text or beyond 8760h.
+inline std::optional<std::chrono::milliseconds>
+parse_duration(std::string_view text) {
+  auto n =
+      detail::parse_scaled(text, detail::time_units, detail::max_duration_ms);
+  if (!n)
+    return std::nullopt;
+  return std::chrono::milliseconds(static_cast<int64_t>(*n));
+}
+
+/// Parses a byte size: digits with an optional `KiB`, `MiB` or `GiB` suffix;
+/// returns nothing for other text or beyond 2^63 - 1 bytes.
+inline std::optional<uint64_t> parse_size(std::string_view text) {
+  return detail::parse_scaled(text, detail::size_units, (1ull << 63) - 1);
+}
+
+/// Returns an empty string if `address` is a valid listen address
+/// (`HOST:PORT`, port 0 to 65535, IPv6 hosts in brackets, no blanks), else
+/// what was expected.
+inline std::string check_listen_address(std::string_view address) {
+  auto colon = address.rfind(':');
+  auto host = address.substr(0, colon == address.npos ? 0 : colon);
+  auto port = address.substr(colon == address.npos ? 0 : colon + 1);
+  bool bracketed = host.size() > 2 && host.front() == '[' && host.back() == ']';
+  auto blank = [](char c) {
+    return static_cast<unsigned char>(c) <= ' ' || c == 0x7f;
+  };
+  constexpr detail::unit no_unit[] = {{"", 1}};
+  if (colon == address.npos || !detail::parse_scaled(port, no_unit, 65535) ||
+      host.empty() || std::any_of(host.begin(), host.end(), blank) ||
+      (!bracketed && host.find_first_of("[]:") != host.npos))
+    return "HOST:PORT with a port from 0 to 65535 and IPv6 hosts in "
+           "brackets, like \"127.0.0.1:7400\" or \"[::1]:7400\"";
+  return {};
+}
+
+/// Returns a short multi-line summary of `cfg` for the startup log.
+std::string describe(const broker_config& cfg);
+
+} // namespace tb

@@ -1,0 +1,107 @@
+#include "net/broker_service.hpp"
+
+#include <caf/send.hpp>
+
+#include "actors/unary_call.hpp"
+#include "net/status.hpp"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// Answers a call that is not available yet.
+grpc::ServerUnaryReactor* not_yet(grpc::CallbackServerContext* ctx,
+                                  const char* what) {
+  auto* reactor = ctx->DefaultReactor();
+  reactor->Finish(to_grpc_status(
+    ec::unimplemented, std::string{what} + " is not available yet"));
+  return reactor;
+}
+
+// A bidi reactor that ends its stream at once with `status`.
+class refusing_reactor final
+  : public grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame> {
+public:
+  explicit refusing_reactor(const grpc::Status& status) {
+    Finish(status);
+  }
+
+  void OnDone() override {
+    delete this;
+  }
+};
+
+} // namespace
+
+broker_service::broker_service(caf::actor_system& sys, broker_context ctx,
+                               std::vector<session_actor> publishers)
+  : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)) {
+  // nop
+}
+
+void broker_service::shut_down() {
+  shutting_down_ = true;
+  sessions_.shut_down();
+}
+
+grpc::ServerUnaryReactor* broker_service::Publish(
+  grpc::CallbackServerContext* ctx, const pb::PublishRequest* req,
+  pb::PublishReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  if (shutting_down_ || publishers_.empty()) {
+    reactor->Finish(
+      to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+    return reactor;
+  }
+  auto call = std::make_shared<unary_call>();
+  // gRPC owns a mutable request object for the call's lifetime; the
+  // publisher moves payloads out of it instead of copying them.
+  call->request = const_cast<pb::PublishRequest*>(req);
+  call->reply = reply;
+  sessions_.call_started();
+  call->finish = [this, reactor](const error_info& status) {
+    reactor->Finish(to_grpc_status(status));
+    sessions_.call_done();
+  };
+  auto index = next_publisher_++ % publishers_.size();
+  caf::anon_send(publishers_[index], unary_atom_v, std::move(call));
+  return reactor;
+}
+
+grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame>*
+broker_service::Session(grpc::CallbackServerContext*) {
+  if (shutting_down_)
+    return new refusing_reactor(
+      to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+  return new session_reactor(sys_, ctx_, sessions_);
+}
+
+grpc::ServerUnaryReactor*
+broker_service::CreateGroup(grpc::CallbackServerContext* ctx,
+                            const pb::CreateGroupRequest*, pb::GroupInfo*) {
+  return not_yet(ctx, "CreateGroup");
+}
+
+grpc::ServerUnaryReactor*
+broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
+                            const pb::DeleteGroupRequest*,
+                            pb::DeleteGroupReply*) {
+  return not_yet(ctx, "DeleteGroup");
+}
+
+grpc::ServerUnaryReactor*
+broker_service::ListGroups(grpc::CallbackServerContext* ctx,
+                           const pb::ListGroupsRequest*,
+                           pb::ListGroupsReply*) {
+  return not_yet(ctx, "ListGroups");
+}
+
+grpc::ServerUnaryReactor* broker_service::Stats(grpc::CallbackServerContext* ctx,
+                                                const pb::StatsRequest*,
+                                                pb::StatsReply*) {
+  return not_yet(ctx, "Stats");
+}
+
+} // namespace tb

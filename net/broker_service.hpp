@@ -1,0 +1,74 @@
+// The tinybroker.v1.Broker gRPC service (callback API).
+
+#pragma once
+
+#include <atomic>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+
+#include "actors/broker_context.hpp"
+#include "net/session_reactor.hpp"
+#include "tinybroker.grpc.pb.h"
+
+namespace tb {
+
+/// Serves the Broker service: each Session stream gets a reactor and a
+/// session actor; unary Publish calls go to a small pool of publisher actors.
+/// Handlers run on gRPC threads and never block.
+class broker_service final : public tinybroker::v1::Broker::CallbackService {
+public:
+  /// Creates the service; `publishers` serve unary Publish calls.
+  broker_service(caf::actor_system& sys, broker_context ctx,
+                 std::vector<session_actor> publishers);
+
+  /// Refuses new calls and ends every stream with UNAVAILABLE.
+  void shut_down();
+
+  /// Waits until every stream and unary call ended, or `deadline`.
+  bool wait_idle(std::chrono::system_clock::time_point deadline) {
+    return sessions_.wait_idle(deadline);
+  }
+
+  /// Returns the number of open Session streams.
+  std::size_t open_sessions() const {
+    return sessions_.size();
+  }
+
+  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* ctx,
+                                    const tinybroker::v1::PublishRequest* req,
+                                    tinybroker::v1::PublishReply* reply) override;
+
+  grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
+                          tinybroker::v1::ServerFrame>*
+  Session(grpc::CallbackServerContext* ctx) override;
+
+  grpc::ServerUnaryReactor*
+  CreateGroup(grpc::CallbackServerContext* ctx,
+              const tinybroker::v1::CreateGroupRequest* req,
+              tinybroker::v1::GroupInfo* reply) override;
+
+  grpc::ServerUnaryReactor*
+  DeleteGroup(grpc::CallbackServerContext* ctx,
+              const tinybroker::v1::DeleteGroupRequest* req,
+              tinybroker::v1::DeleteGroupReply* reply) override;
+
+  grpc::ServerUnaryReactor*
+  ListGroups(grpc::CallbackServerContext* ctx,
+             const tinybroker::v1::ListGroupsRequest* req,
+             tinybroker::v1::ListGroupsReply* reply) override;
+
+  grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* ctx,
+                                  const tinybroker::v1::StatsRequest* req,
+                                  tinybroker::v1::StatsReply* reply) override;
+
+private:
+  caf::actor_system& sys_;
+  broker_context ctx_;
+  std::vector<session_actor> publishers_;
+  std::atomic<size_t> next_publisher_{0};
+  std::atomic<bool> shutting_down_{false};
+  session_registry sessions_;
+};
+
+} // namespace tb

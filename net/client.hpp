@@ -1,0 +1,80 @@
+// The tinybroker C++ client: a connection with unary calls, and Session
+// streams with a blocking, thread-safe receive queue.
+//
+//   tb::client::connection conn{"127.0.0.1:7400"};
+//   auto session = conn.open_session();
+//   session->subscribe(1, "orders.>");
+//   session->wait_for(kSubscribed, 5s);
+//   conn.publish({{"orders.eu.created", "hello"}});
+//   auto frame = session->next(5s);  // a Deliveries frame
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tinybroker.grpc.pb.h"
+
+namespace tb::client {
+
+class session;
+
+/// A message to publish.
+struct outgoing_message {
+  /// The topic.
+  std::string topic;
+  /// The payload.
+  std::string payload;
+  /// Optional headers.
+  std::map<std::string, std::string> headers;
+  /// Optional routing key.
+  std::string key;
+};
+
+/// Copies `msg` into its wire form.
+void to_proto(const outgoing_message& msg, tinybroker::v1::Message& out);
+
+/// A channel to one broker. Thread-safe.
+class connection {
+public:
+  /// Connects (lazily) to `address` (`HOST:PORT`).
+  explicit connection(const std::string& address);
+
+  /// Publishes a batch with the unary Publish call; fills `results` with one
+  /// result per message. Returns the call's status.
+  grpc::Status publish(const std::vector<outgoing_message>& messages,
+                       std::vector<tinybroker::v1::PublishResult>* results
+                       = nullptr,
+                       std::chrono::milliseconds timeout
+                       = std::chrono::seconds(10));
+
+  /// Opens a Session stream.
+  std::unique_ptr<session> open_session();
+
+  /// Returns true once the channel is connected, waiting up to `timeout`.
+  bool wait_connected(std::chrono::milliseconds timeout);
+
+  /// Returns the underlying channel, for other stubs (health, reflection).
+  std::shared_ptr<grpc::Channel> channel() const {
+    return channel_;
+  }
+
+  /// Returns the generated stub.
+  tinybroker::v1::Broker::Stub& stub() {
+    return *stub_;
+  }
+
+private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<tinybroker::v1::Broker::Stub> stub_;
+};
+
+} // namespace tb::client
+
+#include "net/client_session.hpp"

@@ -1,0 +1,102 @@
+// One Session stream of the tinybroker C++ client.
+
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tinybroker.grpc.pb.h"
+
+namespace tb::client {
+
+struct outgoing_message;
+
+/// A Session stream: send requests from any thread; frames the broker sends
+/// are queued by a reader thread and taken with `next()` or `wait_for()`.
+class session {
+public:
+  /// The kinds of frames the broker sends.
+  using frame_kind = tinybroker::v1::ServerFrame::KindCase;
+
+  /// Starts the stream on `stub` and its reader thread.
+  explicit session(tinybroker::v1::Broker::Stub& stub);
+
+  /// Cancels the stream if still open and joins the reader.
+  ~session();
+
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+
+  /// Sends a raw frame; false if the stream is broken.
+  bool send(const tinybroker::v1::ClientFrame& frame);
+
+  /// Subscribes `subscription_id` to `pattern` (fan-out when `group` is
+  /// empty).
+  bool subscribe(uint64_t subscription_id, const std::string& pattern,
+                 const std::string& group = "", uint64_t request_id = 0);
+
+  /// Ends a subscription.
+  bool unsubscribe(uint64_t subscription_id, uint64_t request_id = 0);
+
+  /// Publishes a batch on the stream, asking for a confirm if `confirm`.
+  bool publish(const std::vector<outgoing_message>& messages,
+               bool confirm = false, uint64_t request_id = 0);
+
+  /// Takes the next frame, waiting up to `timeout`; nothing once the
+  /// stream ended and every frame was taken, or on timeout.
+  std::optional<tinybroker::v1::ServerFrame>
+  next(std::chrono::milliseconds timeout);
+
+  /// Takes frames until one of `kind` arrives and returns it; the frames
+  /// skipped on the way are appended to `skipped` if given.
+  std::optional<tinybroker::v1::ServerFrame>
+  wait_for(frame_kind kind, std::chrono::milliseconds timeout,
+           std::vector<tinybroker::v1::ServerFrame>* skipped = nullptr);
+
+  /// Collects delivered messages until `count` arrived or `timeout` passed.
+  std::vector<tinybroker::v1::Delivery>
+  receive(std::size_t count, std::chrono::milliseconds timeout);
+
+  /// Half-closes the stream (no more requests) and waits for the broker to
+  /// end it; returns the final status.
+  grpc::Status close(std::chrono::milliseconds timeout
+                     = std::chrono::seconds(10));
+
+  /// Cancels the stream at once, as a crashed client would.
+  void cancel();
+
+  /// Returns true once the broker ended the stream.
+  bool ended() const;
+
+  /// Returns the final status, valid once `ended()`.
+  grpc::Status status() const;
+
+private:
+  void read_loop();
+
+  grpc::ClientContext context_;
+  std::unique_ptr<grpc::ClientReaderWriter<tinybroker::v1::ClientFrame,
+                                           tinybroker::v1::ServerFrame>>
+    stream_;
+  std::mutex write_mutex_;
+  bool writes_done_ = false;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<tinybroker::v1::ServerFrame> frames_;
+  bool ended_ = false;
+  grpc::Status status_;
+  std::thread reader_;
+};
+
+} // namespace tb::client

@@ -1,0 +1,127 @@
+#include "net/server.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/scoped_actor.hpp>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include "actors/router_actor.hpp"
+#include "actors/session_actor.hpp"
+#include "net/broker_service.hpp"
+#include "net/log.hpp"
+
+namespace tb {
+
+namespace {
+
+// The largest gRPC message the broker reads: a publish frame of many
+// messages. Bounded, like every buffer.
+constexpr int max_grpc_message_bytes = 64 << 20;
+
+// The CAF configuration of a broker.
+class system_config : public caf::actor_system_config {
+public:
+  explicit system_config(std::size_t worker_threads) {
+    tb::add_message_types(*this);
+    auto threads = worker_threads != 0
+                     ? worker_threads
+                     : std::max(2u, std::thread::hardware_concurrency());
+    set("scheduler.max-threads", threads);
+  }
+};
+
+} // namespace
+
+broker_server::broker_server(broker_config cfg) : cfg_(std::move(cfg)) {
+  // nop
+}
+
+broker_server::~broker_server() {
+  stop();
+}
+
+error_info broker_server::start() {
+  system_config_ = std::make_unique<system_config>(cfg_.worker_threads);
+  system_ = std::make_unique<caf::actor_system>(*system_config_);
+  router_ = system_->spawn(router_actor_impl, cfg_.topic_idle_timeout);
+  broker_context ctx;
+  ctx.router = router_;
+  ctx.limits = cfg_.limits;
+  ctx.route_idle_timeout = cfg_.topic_idle_timeout;
+  auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
+  for (std::size_t i = 0; i < pool; ++i)
+    publishers_.push_back(
+      system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
+  service_ = std::make_unique<broker_service>(*system_, ctx, publishers_);
+  grpc::EnableDefaultHealthCheckService(cfg_.health_service);
+  if (cfg_.reflection)
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(cfg_.listen, grpc::InsecureServerCredentials(),
+                           &port);
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(max_grpc_message_bytes);
+  builder.SetMaxSendMessageSize(max_grpc_message_bytes);
+  server_ = builder.BuildAndStart();
+  if (!server_ || port == 0) {
+    server_.reset();
+    running_ = true; // let stop() release the actors
+    stop();
+    return make_error_info(ec::invalid_request,
+                           "cannot listen on \"" + cfg_.listen
+                             + "\" (address in use or not valid)");
+  }
+  auto host = cfg_.listen.substr(0, cfg_.listen.rfind(':'));
+  address_ = host + ":" + std::to_string(port);
+  running_ = true;
+  return {};
+}
+
+void broker_server::stop() {
+  if (!running_)
+    return;
+  running_ = false;
+  if (service_)
+    service_->shut_down();
+  if (server_) {
+    // Streams were told to end; give them and unary calls the grace
+    // period, then shut down at once: waiting in Shutdown itself would also
+    // wait for idle client connections to go away.
+    auto deadline = std::chrono::system_clock::now() + cfg_.shutdown_grace;
+    if (!service_->wait_idle(deadline))
+      log::warn("streams or calls still open after shutdown_grace; "
+                "cancelling them");
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+    log::debug("gRPC server stopped");
+  }
+  {
+    caf::scoped_actor self{*system_};
+    self->request(router_, std::chrono::seconds(1), stats_atom_v)
+      .receive(
+        [](const router_stats& stats) {
+          log::info("stopped with " + std::to_string(stats.topics)
+                    + " topics and " + std::to_string(stats.subscriptions)
+                    + " subscriptions; nothing was held (fan-out only)");
+        },
+        [](caf::error&) { log::warn("the router did not report at stop"); });
+  }
+  for (auto& publisher : publishers_)
+    caf::anon_send_exit(publisher, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(router_, caf::exit_reason::user_shutdown);
+  publishers_.clear();
+  router_ = nullptr;
+  server_.reset();
+  service_.reset();
+  system_.reset(); // waits for every actor
+  system_config_.reset();
+}
+
+} // namespace tb

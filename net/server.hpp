@@ -1,0 +1,65 @@
+// The broker as a whole: the actor system, the router, the gRPC server.
+
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "actors/error.hpp"
+#include "actors/protocol.hpp"
+#include "config/broker_config.hpp"
+
+namespace caf {
+class actor_system;
+class actor_system_config;
+} // namespace caf
+
+namespace grpc {
+class Server;
+} // namespace grpc
+
+namespace tb {
+
+class broker_service;
+
+/// Owns everything a running broker consists of. Start it, then stop it
+/// (or destroy it, which stops it).
+class broker_server {
+public:
+  /// Prepares a broker for `cfg`; nothing runs before `start()`.
+  explicit broker_server(broker_config cfg);
+
+  /// Stops the broker if it is running.
+  ~broker_server();
+
+  broker_server(const broker_server&) = delete;
+  broker_server& operator=(const broker_server&) = delete;
+
+  /// Spawns the actors and starts listening; returns an error naming the
+  /// problem (for example an address that cannot be bound).
+  error_info start();
+
+  /// Returns the address the broker listens on, with the port it bound.
+  const std::string& address() const noexcept {
+    return address_;
+  }
+
+  /// Stops accepting, ends every stream with UNAVAILABLE, waits at most
+  /// `shutdown_grace` for calls to finish, logs what was still held and
+  /// stops the actors.
+  void stop();
+
+private:
+  broker_config cfg_;
+  std::unique_ptr<caf::actor_system_config> system_config_;
+  std::unique_ptr<caf::actor_system> system_;
+  router_actor router_;
+  std::vector<session_actor> publishers_;
+  std::unique_ptr<broker_service> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+  bool running_ = false;
+};
+
+} // namespace tb

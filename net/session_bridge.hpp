@@ -1,0 +1,79 @@
+// The one lock between gRPC threads and CAF: links a stream's reactor to its
+// session actor.
+
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+
+#include <grpcpp/support/status.h>
+
+#include "actors/frame_sink.hpp"
+#include "actors/protocol.hpp"
+
+namespace tb {
+
+class session_reactor;
+
+/// The frame sink of one Session stream, shared by its reactor (gRPC threads)
+/// and its session actor (CAF threads).
+///
+/// Every call into the reactor (StartRead, StartWrite, Finish) happens under
+/// this object's mutex, and so does every reactor callback; gRPC never runs
+/// a bidi reaction inline, so this cannot deadlock. `Finish` is called exactly
+/// once on every path: by the actor, on a failed write, or at shutdown. After
+/// OnDone the reactor is gone and every call here does nothing.
+///
+/// Backpressure: at most `max_unread` client frames are handed to the actor
+/// and not yet released with `frame_consumed()`; beyond that the bridge stops
+/// reading, so a fast client cannot grow the actor's mailbox without bound.
+class session_bridge : public frame_sink {
+public:
+  /// Creates the bridge of `reactor`.
+  session_bridge(session_reactor* reactor, std::size_t max_unread);
+
+  /// Binds the session actor and starts reading. Reactor thread only.
+  void start(session_actor actor);
+
+  // -- frame_sink (session actor only) ------------------------------------------
+
+  bool ready_to_write() override;
+
+  void write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) override;
+
+  void frame_consumed() override;
+
+  void finish(ec code, const std::string& text) override;
+
+  // -- reactor callbacks (gRPC threads) -----------------------------------------
+
+  /// A read completed; `ok` is false once the client stopped sending.
+  void on_read_done(bool ok);
+
+  /// A write completed; `ok` is false if the stream broke.
+  void on_write_done(bool ok);
+
+  /// The stream is over; the reactor is about to be deleted.
+  void on_done();
+
+private:
+  void start_read_locked();
+  void finish_locked(const grpc::Status& status);
+
+  std::mutex mutex_;
+  session_reactor* reactor_;
+  session_actor actor_;
+  client_frame_ptr reading_;
+  std::unique_ptr<tinybroker::v1::ServerFrame> writing_;
+  std::optional<grpc::Status> finish_after_write_;
+  std::size_t unread_ = 0;
+  std::size_t max_unread_;
+  bool read_paused_ = false;
+  bool read_ended_ = false;
+  bool write_wanted_ = false;
+  bool finished_ = false;
+};
+
+} // namespace tb

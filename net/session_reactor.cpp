@@ -1,0 +1,104 @@
+#include "net/session_reactor.hpp"
+
+#include <algorithm>
+
+#include "actors/session_actor.hpp"
+#include "net/session_bridge.hpp"
+#include "net/status.hpp"
+
+namespace tb {
+
+namespace {
+
+// Client frames handed to the session actor before reading pauses.
+constexpr size_t max_unread_frames = 4;
+
+} // namespace
+
+session_reactor::session_reactor(caf::actor_system& sys,
+                                 const broker_context& ctx,
+                                 session_registry& registry)
+  : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
+    registry_(registry) {
+  if (!registry_.add(bridge_)) {
+    Finish(to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+    return;
+  }
+  auto actor = sys.spawn(session_actor_impl, ctx,
+                         std::static_pointer_cast<frame_sink>(bridge_));
+  bridge_->start(std::move(actor));
+}
+
+void session_reactor::OnReadDone(bool ok) {
+  bridge_->on_read_done(ok);
+}
+
+void session_reactor::OnWriteDone(bool ok) {
+  bridge_->on_write_done(ok);
+}
+
+void session_reactor::OnDone() {
+  bridge_->on_done();
+  registry_.remove(bridge_);
+  delete this;
+}
+
+void session_reactor::OnCancel() {
+  // nop
+}
+
+bool session_registry::add(const std::shared_ptr<session_bridge>& bridge) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (shutting_down_)
+    return false;
+  bridges_.push_back(bridge);
+  return true;
+}
+
+void session_registry::remove(const std::shared_ptr<session_bridge>& bridge) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = std::find(bridges_.begin(), bridges_.end(), bridge);
+  if (i != bridges_.end()) {
+    std::swap(*i, bridges_.back());
+    bridges_.pop_back();
+  }
+  if (bridges_.empty() && calls_ == 0)
+    idle_.notify_all();
+}
+
+void session_registry::call_started() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  ++calls_;
+}
+
+void session_registry::call_done() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (--calls_ == 0 && bridges_.empty())
+    idle_.notify_all();
+}
+
+bool session_registry::wait_idle(
+  std::chrono::system_clock::time_point deadline) {
+  std::unique_lock<std::mutex> guard{mutex_};
+  return idle_.wait_until(guard, deadline, [this] {
+    return bridges_.empty() && calls_ == 0;
+  });
+}
+
+void session_registry::shut_down() {
+  std::vector<std::shared_ptr<session_bridge>> live;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    shutting_down_ = true;
+    live = bridges_;
+  }
+  for (auto& bridge : live)
+    bridge->finish(ec::shutting_down, "the broker is shutting down");
+}
+
+std::size_t session_registry::size() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return bridges_.size();
+}
+
+} // namespace tb

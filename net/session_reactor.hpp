@@ -1,0 +1,83 @@
+// The gRPC side of one Session stream.
+
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "actors/broker_context.hpp"
+#include "tinybroker.grpc.pb.h"
+
+namespace tb {
+
+class session_bridge;
+class session_registry;
+
+/// Reacts to one Session stream's gRPC events and forwards them to its
+/// bridge; spawns the stream's session actor and deletes itself in OnDone.
+class session_reactor final
+  : public grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
+                                   tinybroker::v1::ServerFrame> {
+public:
+  /// Spawns the session actor and starts reading.
+  session_reactor(caf::actor_system& sys, const broker_context& ctx,
+                  session_registry& registry);
+
+  /// Forwards a finished read to the bridge.
+  void OnReadDone(bool ok) override;
+
+  /// Forwards a finished write to the bridge.
+  void OnWriteDone(bool ok) override;
+
+  /// Detaches the bridge, unregisters and deletes this reactor.
+  void OnDone() override;
+
+  /// Nothing to do: a cancelled stream also fails its pending read.
+  void OnCancel() override;
+
+private:
+  std::shared_ptr<session_bridge> bridge_;
+  session_registry& registry_;
+};
+
+/// The live session bridges and unary calls, so that a shutdown can end
+/// every stream and wait for every call. Thread-safe.
+class session_registry {
+public:
+  /// Adds a bridge; returns false (and adds nothing) once shutting down.
+  bool add(const std::shared_ptr<session_bridge>& bridge);
+
+  /// Removes a bridge.
+  void remove(const std::shared_ptr<session_bridge>& bridge);
+
+  /// Refuses new bridges and ends every live stream with UNAVAILABLE.
+  void shut_down();
+
+  /// Returns the number of live bridges.
+  std::size_t size() const;
+
+  /// Counts a unary call in flight (so shutdown can wait for it).
+  void call_started();
+
+  /// Counts a unary call as done.
+  void call_done();
+
+  /// Waits until no stream and no unary call is left, or `deadline`;
+  /// returns true if none is left.
+  bool wait_idle(std::chrono::system_clock::time_point deadline);
+
+private:
+  mutable std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t calls_ = 0;
+  bool shutting_down_ = false;
+  std::vector<std::shared_ptr<session_bridge>> bridges_;
+};
+
+} // namespace tb

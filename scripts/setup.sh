@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# tinybroker's one entry point for a fresh Debian 12 machine.
+#
+#   scripts/setup.sh start   install what is missing, build, start the broker
+#   scripts/setup.sh test    install what is missing, build, run every test
+#   scripts/setup.sh asan    the same tests in an AddressSanitizer+UBSan build
+#   scripts/setup.sh deps    only install what is missing
+#   scripts/setup.sh build   install and build (build/ by default)
+#
+# Idempotent and quiet when everything is there. Installs with apt-get (as
+# root, or through sudo). Builds with Ninja, two jobs (a 2-core machine).
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+jobs=${TINYBROKER_JOBS:-2}
+
+packages=(
+  g++ cmake ninja-build pkg-config
+  libcaf-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  grpc-proto
+  libtoml11-dev libcli11-dev
+  libgtest-dev libbenchmark-dev
+)
+
+install_deps() {
+  local missing=()
+  for pkg in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "setup: installing ${missing[*]}" >&2
+  local sudo=()
+  [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# build DIR [cmake args...]
+build() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S "$root" -B "$dir" -G Ninja "$@" >/dev/null
+  fi
+  cmake --build "$dir" -j "$jobs"
+}
+
+# run_tests DIR
+run_tests() {
+  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 300)
+}
+
+cmd=${1:-}
+case "$cmd" in
+  deps)
+    install_deps
+    ;;
+  build)
+    install_deps
+    build "$root/build"
+    ;;
+  start)
+    install_deps
+    build "$root/build"
+    shift
+    exec "$root/build/tinybroker" "$@"
+    ;;
+  test)
+    install_deps
+    build "$root/build"
+    run_tests "$root/build"
+    ;;
+  asan)
+    install_deps
+    build "$root/build-asan" -DCMAKE_BUILD_TYPE=Debug -DTINYBROKER_SANITIZE=ON \
+      -DTINYBROKER_BENCH=OFF
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
+    run_tests "$root/build-asan"
+    ;;
+  *)
+    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    exit 2
+    ;;
+esac

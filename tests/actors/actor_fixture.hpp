@@ -1,0 +1,368 @@
+// The shared fixture of the actor tests: a deterministic actor system (CAF's
+// test coordinator under GoogleTest, without caf/test/dsl.hpp), a frame sink
+// that records what a session writes, and builders for client frames.
+//
+// Nothing runs until a test calls `run()`; simulated time moves only with
+// `advance()`. Every actor the fixture spawns (and every topic the router
+// spawned) is stopped when the test ends, so `~actor_system` never waits.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/scheduler/test_coordinator.hpp>
+#include <caf/scoped_actor.hpp>
+#include <caf/send.hpp>
+#include <caf/stateful_actor.hpp>
+#include <gtest/gtest.h>
+
+#include "actors/broker_context.hpp"
+#include "actors/frame_sink.hpp"
+#include "actors/protocol.hpp"
+#include "actors/router_actor.hpp"
+#include "actors/session_actor.hpp"
+#include "actors/topic_actor.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb::test {
+
+namespace pb = tinybroker::v1;
+
+using namespace std::chrono_literals;
+
+/// An actor system config with tinybroker's types and the test coordinator.
+class test_config : public caf::actor_system_config {
+public:
+  /// Registers the message types and selects the deterministic scheduler.
+  test_config() {
+    tb::add_message_types(*this);
+    set("scheduler.policy", caf::atom("testing"));
+  }
+};
+
+// -- recording sink ------------------------------------------------------------
+
+/// A frame sink that records what its session writes. It takes every frame
+/// unless a test made it busy; a busy sink owes its session a
+/// `writable_atom`, sent when the test calls `complete_write()`.
+class recording_sink : public tb::frame_sink {
+public:
+  /// Answers true unless busy; a busy sink remembers to send `writable_atom`.
+  bool ready_to_write() override {
+    if (busy_)
+      owes_writable_ = true;
+    return !busy_;
+  }
+
+  /// Records `frame`; a write while busy breaks the sink contract.
+  void write(std::unique_ptr<pb::ServerFrame> frame) override {
+    EXPECT_FALSE(busy_) << "write() on a busy sink";
+    EXPECT_FALSE(finished) << "write() after finish()";
+    if (on_write)
+      on_write(*frame);
+    frames.push_back(std::move(*frame));
+  }
+
+  /// Counts a client frame the session released to the reader.
+  void frame_consumed() override {
+    ++consumed;
+  }
+
+  /// Records the first call (later calls do nothing, as the contract says).
+  void finish(ec code, const std::string& text) override {
+    ++finish_calls;
+    if (finished)
+      return;
+    finished = true;
+    finish_code = code;
+    finish_text = text;
+  }
+
+  /// Makes `ready_to_write()` answer false, as during a slow write.
+  void set_busy() {
+    busy_ = true;
+  }
+
+  /// Ends the slow write and sends `writable_atom` if the session asked.
+  void complete_write() {
+    busy_ = false;
+    if (!std::exchange(owes_writable_, false))
+      return;
+    if (auto hdl = caf::actor_cast<tb::session_actor>(session))
+      caf::anon_send(hdl, tb::writable_atom_v);
+  }
+
+  /// Returns copies of the written frames of one kind, in write order.
+  std::vector<pb::ServerFrame> of_kind(pb::ServerFrame::KindCase kind) const {
+    std::vector<pb::ServerFrame> result;
+    for (auto& frame : frames)
+      if (frame.kind_case() == kind)
+        result.push_back(frame);
+    return result;
+  }
+
+  /// Returns every written delivery, across frames, in write order.
+  std::vector<pb::Delivery> deliveries() const {
+    std::vector<pb::Delivery> result;
+    for (auto& frame : frames)
+      for (auto& delivery : frame.deliveries().deliveries())
+        result.push_back(delivery);
+    return result;
+  }
+
+  /// Returns the payloads of every written delivery, in write order.
+  std::vector<std::string> payloads() const {
+    std::vector<std::string> result;
+    for (auto& delivery : deliveries())
+      result.push_back(delivery.payload());
+    return result;
+  }
+
+  /// The frames written so far, in write order.
+  std::vector<pb::ServerFrame> frames;
+  /// Called with each frame as it is written, before it is recorded.
+  std::function<void(const pb::ServerFrame&)> on_write;
+  /// Calls of `frame_consumed()`.
+  size_t consumed = 0;
+  /// Calls of `finish()`; true once it was called.
+  size_t finish_calls = 0;
+  /// True once `finish()` was called.
+  bool finished = false;
+  /// The code and text of the first `finish()`.
+  ec finish_code = ec::none;
+  /// The text of the first `finish()`.
+  std::string finish_text;
+  /// The session writing here; weak, so the sink keeps no actor alive.
+  caf::actor_addr session;
+
+private:
+  bool busy_ = false;
+  bool owes_writable_ = false;
+};
+
+/// A session actor together with the sink it writes to.
+struct test_session {
+  /// The session.
+  tb::session_actor hdl;
+  /// Its sink.
+  std::shared_ptr<recording_sink> sink;
+};
+
+// -- frame builders ------------------------------------------------------------
+
+/// Builds a message for `topic` with `payload`.
+inline pb::Message make_message(std::string topic, std::string payload) {
+  pb::Message msg;
+  msg.set_topic(std::move(topic));
+  msg.set_payload(std::move(payload));
+  return msg;
+}
+
+/// Builds a Subscribe frame (a fan-out subscription).
+inline client_frame_ptr subscribe_frame(uint64_t request_id,
+                                        uint64_t subscription_id,
+                                        std::string pattern) {
+  auto frame = std::make_shared<pb::ClientFrame>();
+  frame->set_request_id(request_id);
+  frame->mutable_subscribe()->set_subscription_id(subscription_id);
+  frame->mutable_subscribe()->set_pattern(std::move(pattern));
+  return frame;
+}
+
+/// Builds an Unsubscribe frame.
+inline client_frame_ptr unsubscribe_frame(uint64_t request_id,
+                                          uint64_t subscription_id) {
+  auto frame = std::make_shared<pb::ClientFrame>();
+  frame->set_request_id(request_id);
+  frame->mutable_unsubscribe()->set_subscription_id(subscription_id);
+  return frame;
+}
+
+/// Builds a Publish frame holding `messages`.
+inline client_frame_ptr publish_frame(uint64_t request_id,
+                                      std::vector<pb::Message> messages,
+                                      bool confirm = true) {
+  auto frame = std::make_shared<pb::ClientFrame>();
+  frame->set_request_id(request_id);
+  auto* publish = frame->mutable_publish();
+  publish->set_confirm(confirm);
+  for (auto& msg : messages)
+    *publish->add_messages() = std::move(msg);
+  return frame;
+}
+
+/// Builds a Publish frame of `n` messages to `topic`, with payloads
+/// `<prefix>0` ... `<prefix>n-1`.
+inline client_frame_ptr publish_frame(uint64_t request_id,
+                                      const std::string& topic, size_t n,
+                                      const std::string& prefix = "m",
+                                      bool confirm = true) {
+  std::vector<pb::Message> messages;
+  for (size_t k = 0; k < n; ++k)
+    messages.push_back(make_message(topic, prefix + std::to_string(k)));
+  return publish_frame(request_id, std::move(messages), confirm);
+}
+
+// -- fixture -------------------------------------------------------------------
+
+/// A router plus whatever sessions a test spawns, on the test coordinator.
+class actor_test : public ::testing::Test {
+protected:
+  /// How long the router's topics live without users.
+  static constexpr std::chrono::milliseconds topic_idle = 1s;
+  /// How long a session caches a route it does not use.
+  static constexpr std::chrono::milliseconds route_idle = 500ms;
+
+  actor_test() {
+    router = sys.spawn(tb::router_actor_impl, topic_idle);
+  }
+
+  /// Stops every session, topic and the router, so the system can shut down.
+  ~actor_test() override {
+    run();
+    for (auto& session : sessions_)
+      self->send_exit(session, caf::exit_reason::user_shutdown);
+    if (!terminated(router)) {
+      for (auto& [name, topic] : deref<tb::router_state>(router).topics)
+        self->send_exit(topic, caf::exit_reason::user_shutdown);
+      self->send_exit(router, caf::exit_reason::user_shutdown);
+    }
+    run();
+  }
+
+  /// Runs every scheduled actor until no messages are left; returns how many
+  /// events ran. Timers fire only through `advance()`.
+  size_t run() {
+    return sched.run();
+  }
+
+  /// Advances simulated time by `duration`, then runs what it triggered.
+  void advance(caf::timespan duration) {
+    sched.advance_time(duration);
+    run();
+  }
+
+  /// Returns the state of the stateful actor behind `hdl`.
+  template <class State, class Handle>
+  State& deref(const Handle& hdl) {
+    auto* ptr = caf::actor_cast<caf::abstract_actor*>(hdl);
+    EXPECT_NE(ptr, nullptr);
+    using actor_type = typename Handle::template stateful_base<State>;
+    return dynamic_cast<actor_type&>(*ptr).state;
+  }
+
+  /// Returns true if the actor behind `hdl` has terminated.
+  template <class Handle>
+  bool terminated(const Handle& hdl) {
+    auto* ptr = caf::actor_cast<caf::abstract_actor*>(hdl);
+    return ptr == nullptr
+           || ptr->getf(caf::abstract_actor::is_terminated_flag);
+  }
+
+  /// Sends a request to `hdl` and returns the reply (a default `T` and a
+  /// test failure if there is none). The target runs inline; `run()` then
+  /// completes replies that the target delegated (the router's resolve).
+  template <class T, class Handle, class... Ts>
+  T query(const Handle& hdl, Ts... xs) {
+    run();
+    sched.inline_next_enqueue();
+    auto response = self->request(hdl, caf::infinite, std::move(xs)...);
+    sched.after_next_enqueue(std::function<void()>{});
+    run();
+    T result{};
+    if (self->mailbox().empty()) {
+      ADD_FAILURE() << "no reply to a query";
+      return result;
+    }
+    response.receive([&](T& x) { result = std::move(x); },
+                     [&](caf::error& err) {
+                       ADD_FAILURE() << "query failed: " << sys.render(err);
+                     });
+    return result;
+  }
+
+  /// Returns the router's counters.
+  tb::router_stats router_stats() {
+    return query<tb::router_stats>(router, tb::stats_atom_v);
+  }
+
+  /// Returns the live topic actor of `name`, or an invalid handle.
+  tb::topic_actor topic(const std::string& name) {
+    auto& topics = deref<tb::router_state>(router).topics;
+    auto i = topics.find(name);
+    return i != topics.end() ? i->second : tb::topic_actor{};
+  }
+
+  /// Returns the counters of a session.
+  tb::session_stats stats(const test_session& session) {
+    return query<tb::session_stats>(session.hdl, tb::stats_atom_v);
+  }
+
+  /// Returns a broker context for a new session, sharing router and ids.
+  tb::broker_context context() {
+    tb::broker_context ctx;
+    ctx.router = router;
+    ctx.route_idle_timeout = route_idle;
+    ctx.ids = ids_;
+    return ctx;
+  }
+
+  /// Spawns a session writing to a fresh recording sink.
+  test_session spawn_session(tb::broker_context ctx) {
+    auto sink = std::make_shared<recording_sink>();
+    auto hdl = sys.spawn(tb::session_actor_impl, std::move(ctx),
+                         tb::frame_sink_ptr{sink});
+    sink->session = hdl.address();
+    sessions_.push_back(hdl);
+    return test_session{hdl, std::move(sink)};
+  }
+
+  /// Spawns a session with the default context.
+  test_session spawn_session() {
+    return spawn_session(context());
+  }
+
+  /// Hands `frame` to `session` as its gRPC bridge would (does not run).
+  void send_frame(const test_session& session, client_frame_ptr frame) {
+    self->send(session.hdl, tb::frame_atom_v, std::move(frame));
+  }
+
+  /// Subscribes `session` to `pattern` and runs until it is confirmed.
+  void subscribe(const test_session& session, uint64_t subscription_id,
+                 const std::string& pattern) {
+    send_frame(session,
+               subscribe_frame(next_request_id_++, subscription_id, pattern));
+    run();
+  }
+
+  /// Publishes `n` messages to `topic` from `session` and runs.
+  void publish(const test_session& session, const std::string& topic,
+               size_t n = 1, const std::string& prefix = "m") {
+    send_frame(session, publish_frame(next_request_id_++, topic, n, prefix));
+    run();
+  }
+
+  test_config cfg;
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys, true};
+  caf::scheduler::test_coordinator& sched
+    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  /// The router every session of the test uses.
+  tb::router_actor router;
+
+private:
+  std::shared_ptr<tb::id_sequence> ids_ = std::make_shared<tb::id_sequence>();
+  std::vector<tb::session_actor> sessions_;
+  uint64_t next_request_id_ = 1000;
+};
+
+} // namespace tb::test

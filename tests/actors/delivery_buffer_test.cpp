@@ -1,0 +1,256 @@
+// Tests of a session's buffers of fan-out deliveries: confirmation, the
+// per-subscription and per-session bounds, loss reports and coalescing.
+
+#include "actors/delivery_buffer.hpp"
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tinybroker.pb.h"
+
+namespace tb {
+namespace {
+
+namespace pb = tinybroker::v1;
+
+/// Builds fan-out buffers and messages, and drains frames for inspection.
+class DeliveryBuffer : public ::testing::Test {
+protected:
+  /// Returns a message with id `id` whose footprint is `bytes` (topic "t").
+  message_ref msg(uint64_t id, size_t bytes = 10) {
+    auto record = std::make_shared<message_record>();
+    record->id = id;
+    record->topic = "t";
+    record->payload = std::string(bytes - 1, 'x');
+    return message_ref{std::move(record)};
+  }
+
+  /// Pushes messages with ids `first` ... `last` to `subscription`.
+  void push_range(delivery_buffer& buf, uint64_t subscription, uint64_t first,
+                  uint64_t last, size_t bytes = 10) {
+    for (auto id = first; id <= last; ++id)
+      ASSERT_TRUE(buf.push(subscription, msg(id, bytes)));
+  }
+
+  /// Drains one frame and returns (subscription id, message id) pairs.
+  std::vector<std::pair<uint64_t, uint64_t>>
+  drain(delivery_buffer& buf, size_t max_messages = 1024,
+        size_t max_bytes = 1 << 20) {
+    pb::ServerFrame frame;
+    auto moved = buf.drain(frame, max_messages, max_bytes);
+    EXPECT_TRUE(frame.has_deliveries());
+    std::vector<std::pair<uint64_t, uint64_t>> result;
+    for (auto& d : frame.deliveries().deliveries())
+      result.emplace_back(d.subscription_id(), d.message_id());
+    EXPECT_EQ(moved, result.size());
+    return result;
+  }
+
+  /// Returns the pairs (`subscription`, id) for ids `first` ... `last`.
+  static std::vector<std::pair<uint64_t, uint64_t>>
+  ids(uint64_t subscription, uint64_t first, uint64_t last) {
+    std::vector<std::pair<uint64_t, uint64_t>> result;
+    for (auto id = first; id <= last; ++id)
+      result.emplace_back(subscription, id);
+    return result;
+  }
+
+  using pairs = std::vector<std::pair<uint64_t, uint64_t>>;
+};
+
+TEST_F(DeliveryBuffer, UnconfirmedSubscriptionHoldsDeliveriesUntilConfirm) {
+  delivery_buffer buf{16, 1 << 20};
+  ASSERT_TRUE(buf.add(1));
+  push_range(buf, 1, 1, 3);
+  EXPECT_FALSE(buf.has_ready());
+  EXPECT_EQ(buf.buffered(), 3u);
+  buf.confirm(1);
+  EXPECT_TRUE(buf.has_ready());
+  EXPECT_EQ(drain(buf), ids(1, 1, 3));
+  EXPECT_FALSE(buf.has_ready());
+  EXPECT_EQ(buf.buffered(), 0u);
+  EXPECT_EQ(buf.buffered_bytes(), 0u);
+}
+
+TEST_F(DeliveryBuffer, DuplicateAndUnknownIdsAreRefused) {
+  delivery_buffer buf{16, 1 << 20};
+  EXPECT_TRUE(buf.add(1));
+  EXPECT_FALSE(buf.add(1));
+  EXPECT_FALSE(buf.push(2, msg(1)));
+  EXPECT_FALSE(buf.remove(2));
+  EXPECT_EQ(buf.subscriptions(), 1u);
+}
+
+TEST_F(DeliveryBuffer, FullSubscriptionDropsItsOldestAndReportsOnce) {
+  delivery_buffer buf{3, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 5);
+  EXPECT_EQ(buf.buffered(), 3u);
+  EXPECT_EQ(buf.dropped_total(), 2u);
+  auto notices = buf.take_drop_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].subscription_id, 1u);
+  EXPECT_EQ(notices[0].count, 2u);
+  EXPECT_EQ(notices[0].total, 2u);
+  EXPECT_TRUE(buf.take_drop_notices().empty());
+  push_range(buf, 1, 6, 6);
+  notices = buf.take_drop_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].count, 1u);
+  EXPECT_EQ(notices[0].total, 3u);
+  EXPECT_EQ(drain(buf), ids(1, 4, 6));
+}
+
+TEST_F(DeliveryBuffer, SessionByteBoundDropsTheOldest) {
+  delivery_buffer buf{100, 50};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 7, 10);
+  EXPECT_EQ(buf.buffered_bytes(), 50u);
+  EXPECT_EQ(buf.dropped_total(), 2u);
+  EXPECT_EQ(drain(buf), ids(1, 3, 7));
+}
+
+TEST_F(DeliveryBuffer, SessionByteBoundHoldsAcrossSubscriptions) {
+  // The header promises at most `max_bytes` for the whole session.
+  delivery_buffer buf{100, 50};
+  for (uint64_t sub = 1; sub <= 3; ++sub) {
+    buf.add(sub);
+    buf.confirm(sub);
+  }
+  push_range(buf, 1, 1, 5, 10); // 50 bytes: full
+  push_range(buf, 2, 6, 7, 10);
+  push_range(buf, 3, 8, 9, 10);
+  EXPECT_LE(buf.buffered_bytes(), 50u);
+}
+
+TEST_F(DeliveryBuffer, MessageLargerThanTheByteBoundIsStillBuffered) {
+  delivery_buffer buf{100, 50};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 1, 80);
+  EXPECT_EQ(buf.buffered(), 1u);
+  EXPECT_EQ(drain(buf), ids(1, 1, 1));
+}
+
+TEST_F(DeliveryBuffer, DrainRespectsMaxMessages) {
+  delivery_buffer buf{100, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 5);
+  EXPECT_EQ(drain(buf, 2), ids(1, 1, 2));
+  EXPECT_EQ(drain(buf, 2), ids(1, 3, 4));
+  EXPECT_EQ(drain(buf, 2), ids(1, 5, 5));
+  EXPECT_FALSE(buf.has_ready());
+}
+
+TEST_F(DeliveryBuffer, DrainStopsOnceMaxBytesIsReached) {
+  delivery_buffer buf{100, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 5, 10);
+  // Roughly max_bytes: messages are taken while the frame holds less.
+  EXPECT_EQ(drain(buf, 100, 20), ids(1, 1, 2));
+  EXPECT_EQ(drain(buf, 100, 25), ids(1, 3, 5));
+}
+
+TEST_F(DeliveryBuffer, DrainTakesAtLeastOneMessageLargerThanMaxBytes) {
+  delivery_buffer buf{100, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  push_range(buf, 1, 1, 2, 100);
+  EXPECT_EQ(drain(buf, 100, 10), ids(1, 1, 1));
+  EXPECT_EQ(drain(buf, 100, 10), ids(1, 2, 2));
+}
+
+TEST_F(DeliveryBuffer, DrainTakesSubscriptionsInTurnAcrossFrames) {
+  delivery_buffer buf{100, 1 << 20};
+  for (uint64_t sub = 1; sub <= 2; ++sub) {
+    buf.add(sub);
+    buf.confirm(sub);
+  }
+  push_range(buf, 1, 1, 3);
+  push_range(buf, 2, 11, 13);
+  EXPECT_EQ(drain(buf, 2), ids(1, 1, 2));
+  EXPECT_EQ(drain(buf, 2), ids(2, 11, 12));
+  EXPECT_EQ(drain(buf, 2), (pairs{{1, 3}, {2, 13}}));
+}
+
+TEST_F(DeliveryBuffer, BusySubscriptionYieldsAfterOneTurnWithinAFrame) {
+  delivery_buffer buf{1000, 1 << 20};
+  for (uint64_t sub = 1; sub <= 2; ++sub) {
+    buf.add(sub);
+    buf.confirm(sub);
+  }
+  push_range(buf, 1, 1, 300);
+  push_range(buf, 2, 1001, 1003);
+  auto frame = drain(buf);
+  ASSERT_EQ(frame.size(), 303u);
+  // One turn of subscription 1, then subscription 2, then the rest, FIFO.
+  pairs expected = ids(1, 1, 256);
+  for (auto& x : ids(2, 1001, 1003))
+    expected.push_back(x);
+  for (auto& x : ids(1, 257, 300))
+    expected.push_back(x);
+  EXPECT_EQ(frame, expected);
+}
+
+TEST_F(DeliveryBuffer, DeliveriesCarryTheMessage) {
+  delivery_buffer buf{16, 1 << 20};
+  buf.add(7);
+  buf.confirm(7);
+  auto record = std::make_shared<message_record>();
+  record->id = 42;
+  record->accepted_unix_nanos = 123;
+  record->topic = "orders.eu";
+  record->payload = "p";
+  record->key = "k";
+  record->headers = {{"h", "v"}};
+  buf.push(7, message_ref{record});
+  pb::ServerFrame frame;
+  ASSERT_EQ(buf.drain(frame, 10, 1000), 1u);
+  auto& d = frame.deliveries().deliveries(0);
+  EXPECT_EQ(d.subscription_id(), 7u);
+  EXPECT_EQ(d.message_id(), 42u);
+  EXPECT_EQ(d.accepted_unix_nanos(), 123);
+  EXPECT_EQ(d.topic(), "orders.eu");
+  EXPECT_EQ(d.payload(), "p");
+  EXPECT_EQ(d.key(), "k");
+  EXPECT_EQ(d.headers().at("h"), "v");
+  EXPECT_EQ(d.delivery_id(), 0u);
+}
+
+TEST_F(DeliveryBuffer, RemoveFreesBytesAndLeavesNothingReady) {
+  delivery_buffer buf{16, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  buf.add(2);
+  push_range(buf, 1, 1, 3, 10);
+  push_range(buf, 2, 4, 4, 10);
+  EXPECT_EQ(buf.buffered_bytes(), 40u);
+  EXPECT_TRUE(buf.remove(1));
+  EXPECT_EQ(buf.buffered(), 1u);
+  EXPECT_EQ(buf.buffered_bytes(), 10u);
+  EXPECT_FALSE(buf.contains(1));
+  // Subscription 2 is unconfirmed: nothing may be written now.
+  EXPECT_FALSE(buf.has_ready());
+  EXPECT_TRUE(buf.remove(2));
+  EXPECT_EQ(buf.buffered_bytes(), 0u);
+  EXPECT_EQ(buf.subscriptions(), 0u);
+}
+
+TEST_F(DeliveryBuffer, RemovedSubscriptionReportsNoLosses) {
+  delivery_buffer buf{1, 1 << 20};
+  buf.add(1);
+  push_range(buf, 1, 1, 3);
+  buf.remove(1);
+  EXPECT_TRUE(buf.take_drop_notices().empty());
+}
+
+} // namespace
+} // namespace tb

@@ -1,0 +1,398 @@
+// Tests of the TOML config loader: defaults, every key, every kind of error
+// (with key path, line and expectation), units, group defaults, files.
+
+#include "config/config_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+using namespace std::chrono_literals;
+using tb::broker_config;
+using tb::load_config_string;
+
+// Loads `text` as "t.toml" and returns its error text; fails if it loads.
+std::string error_of(const std::string& text) {
+  auto res = load_config_string(text, "t.toml");
+  EXPECT_FALSE(res.ok()) << "loaded:\n" << text;
+  return res.ok() ? std::string{} : res.error().text;
+}
+
+// Loads `text` as "t.toml" and returns the config; fails on an error.
+broker_config config_of(const std::string& text) {
+  auto res = load_config_string(text, "t.toml");
+  EXPECT_TRUE(res.ok()) << (res.ok() ? "" : res.error().text);
+  return res.ok() ? res.value() : broker_config{};
+}
+
+// Returns the built-in defaults as loaded from a file named "t.toml".
+broker_config defaults() {
+  broker_config cfg;
+  cfg.source = "t.toml";
+  return cfg;
+}
+
+TEST(config_loader, empty_text_gives_the_builtin_defaults) {
+  EXPECT_EQ(config_of(""), defaults());
+  EXPECT_EQ(config_of("# only a comment\n\n"), defaults());
+  broker_config cfg;
+  EXPECT_EQ(cfg.source, "built-in defaults");
+  EXPECT_EQ(cfg.listen, "127.0.0.1:7400");
+  EXPECT_EQ(cfg.group_defaults.ack_wait, 30s);
+  EXPECT_EQ(cfg.limits.max_message_bytes, 1u << 20);
+}
+
+TEST(config_loader, every_key_is_read) {
+  auto cfg = config_of(R"(
+listen = "0.0.0.0:9000"
+log_level = "debug"
+shutdown_grace = "250ms"
+topic_idle_timeout = "2m"
+worker_threads = 3
+[limits]
+max_message_bytes = "2MiB"
+max_topic_bytes = 100
+max_topic_tokens = 8
+max_publish_batch = 10
+subscription_buffer = 11
+max_subscriptions_per_session = 12
+max_session_buffered_bytes = "1GiB"
+max_in_flight_per_session = 13
+max_frame_messages = 14
+[observability]
+health_service = false
+reflection = false
+[groups]
+auto_create = false
+[groups.defaults]
+ack_wait = "1h"
+max_deliveries = 0
+max_pending_messages = 15
+max_pending_bytes = "64KiB"
+overflow = "drop_oldest"
+dead_letter = "none"
+policy = "key_hash"
+[groups.orders-workers]
+pattern = "orders.>"
+ack_wait = 1500
+max_deliveries = 7
+max_pending_messages = 16
+max_pending_bytes = 4096
+overflow = "reject"
+dead_letter = "$dlq.orders"
+policy = "round_robin"
+)");
+  auto want = defaults();
+  want.listen = "0.0.0.0:9000";
+  want.log_level = "debug";
+  want.shutdown_grace = 250ms;
+  want.topic_idle_timeout = 2min;
+  want.worker_threads = 3;
+  want.limits = {2u << 20, 100, 8, 10, 11, 12, 1u << 30, 13, 14};
+  want.health_service = false;
+  want.reflection = false;
+  want.auto_create_groups = false;
+  want.group_defaults = {"",     1h,        0,
+                         15,     64 * 1024, tb::overflow_policy::drop_oldest,
+                         "none", "key_hash"};
+  want.groups["orders-workers"] = {
+      "orders.>",    1500ms,       7, 16, 4096, tb::overflow_policy::reject,
+      "$dlq.orders", "round_robin"};
+  EXPECT_EQ(cfg, want) << describe(cfg);
+}
+
+// One bad input and what its error must say.
+struct error_case {
+  const char* toml;
+  const char* where; // "t.toml:LINE:" of the offending value
+  const char* path;  // the dotted key
+  const char* expected;
+};
+
+TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
+  const error_case cases[] = {
+      {"listen = 7400", "t.toml:1:", "listen:", "expected HOST:PORT"},
+      {"listen = \"localhost\"", "t.toml:1:", "listen:", "expected HOST:PORT"},
+      {"listen = \"::1:7400\"", "t.toml:1:", "listen:", "IPv6 hosts in brack"},
+      {"listen = \"h:70000\"", "t.toml:1:", "listen:", "from 0 to 65535"},
+      {"\nlog_level = \"loud\"", "t.toml:2:", "log_level: got \"loud\"",
+       "expected \"trace\", \"debug\""},
+      {"shutdown_grace = \"5 s\"",
+       "t.toml:1:", "shutdown_grace:", "expected a duration of at most 8760h"},
+      {"topic_idle_timeout = \"0s\"",
+       "t.toml:1:", "topic_idle_timeout:", "expected a duration > 0"},
+      {"shutdown_grace = \"-5s\"", "t.toml:1:", "shutdown_grace:", "duration"},
+      {"shutdown_grace = 1.5", "t.toml:1:", "got a floating", "duration"},
+      {"shutdown_grace = \"8761h\"", "t.toml:1:", "shutdown_grace:", "8760h"},
+      {"worker_threads = -1", "t.toml:1:", "worker_threads: got -1",
+       "expected an integer from 0 to 1024"},
+      {"worker_threads = true", "t.toml:1:", "got a boolean", "0 to 1024"},
+      {"limits = 5", "t.toml:1:", "limits: got 5", "expected a table"},
+      {"[limits]\nmax_publish_batch = 0", "t.toml:2:",
+       "limits.max_publish_batch: got 0", "expected an integer from 1"},
+      {"[limits]\nmax_message_bytes = \"1MB\"", "t.toml:2:",
+       "limits.max_message_bytes: got \"1MB\"", "expected a size > 0"},
+      {"[limits]\nmax_message_bytes = 99999999999999999999",
+       "t.toml:2:", "limits.max_message_bytes:", "expected a size > 0"},
+      {"[observability]\nreflection = \"yes\"",
+       "t.toml:2:", "observability.reflection:", "expected true or false"},
+      {"[groups]\nauto_create = 1",
+       "t.toml:2:", "groups.auto_create:", "expected true or false"},
+      {"[groups.defaults]\novershoot = 1", "t.toml:2:",
+       "groups.defaults.overshoot: unknown key", "expected one of ack_wait"},
+      {"[groups.defaults]\npattern = \"a\"",
+       "t.toml:2:", "groups.defaults.pattern: unknown key", "one of"},
+      {"[groups.defaults]\nmax_deliveries = 4294967296",
+       "t.toml:2:", "groups.defaults.max_deliveries:", "from 0 to 4294967295"},
+      {"[groups.defaults]\nack_wait = 0",
+       "t.toml:2:", "groups.defaults.ack_wait", "expected a duration > 0"},
+      {"[groups.g]\npattern = \"a\"\noverflow = \"foo\"",
+       "t.toml:3:", "groups.g.overflow: got \"foo\"",
+       "expected \"reject\" or \"drop_oldest\""},
+      {"[groups.g]\npattern = \"a\"\npolicy = \"\"",
+       "t.toml:3:", "groups.g.policy:", "expected a policy name"},
+      {"\n[groups.g]\nack_wait = \"1s\"", "t.toml:2:",
+       "groups.g: a declared group needs a pattern", "pattern = \"orders.>\""},
+      {"[groups.g]\npattern = \"\"", "t.toml:2:", "groups.g.pattern: got \"\"",
+       "expected a non-empty pattern"},
+      {"[groups.g]\npattern = 5", "t.toml:2:", "groups.g.pattern: got 5",
+       "non-empty pattern"},
+      {"[groups]\ng = 5", "t.toml:2:", "groups.g: got 5", "expected a table"},
+      {"[groups.\"a b\"]\npattern = \"x\"",
+       "t.toml:1:", "groups.\"a b\": bad group name", "1 to 128 characters"},
+      {"[groups]\ndefaults = []", "t.toml:2:", "groups.defaults: got an array",
+       "a table"},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.toml);
+    auto text = error_of(c.toml);
+    EXPECT_NE(text.find(c.where), std::string::npos) << text;
+    EXPECT_NE(text.find(c.path), std::string::npos) << text;
+    EXPECT_NE(text.find(c.expected), std::string::npos) << text;
+    // The toml11 caret block quotes the line.
+    EXPECT_NE(text.find(" --> t.toml"), std::string::npos) << text;
+  }
+}
+
+TEST(config_loader, too_long_group_names_are_refused) {
+  auto name = std::string(129, 'g');
+  EXPECT_NE(
+      error_of("[groups." + name + "]\npattern = \"a\"").find("bad group name"),
+      std::string::npos);
+  auto ok = config_of("[groups." + name.substr(1) + "]\npattern = \"a\"");
+  EXPECT_EQ(ok.groups.count(name.substr(1)), 1u);
+}
+
+TEST(config_loader, unknown_keys_are_errors_at_every_level) {
+  auto top = error_of("listen = \"h:1\"\nlisen = \"h:2\"\n");
+  EXPECT_NE(top.find("t.toml:2:"), std::string::npos) << top;
+  EXPECT_NE(top.find("lisen: unknown key; expected one of listen, log_level"),
+            std::string::npos)
+      << top;
+  auto limits = error_of("[limits]\n\nmax_mesage_bytes = 1\n");
+  EXPECT_NE(limits.find("t.toml:3:"), std::string::npos) << limits;
+  EXPECT_NE(limits.find("limits.max_mesage_bytes: unknown key"),
+            std::string::npos);
+  EXPECT_NE(limits.find("max_message_bytes, max_topic_bytes"),
+            std::string::npos);
+  auto group = error_of("[groups.w]\npattern = \"a.>\"\nack_wiat = \"1s\"\n");
+  EXPECT_NE(group.find("t.toml:3:"), std::string::npos) << group;
+  EXPECT_NE(group.find("groups.w.ack_wiat: unknown key"), std::string::npos);
+  auto section = error_of("[tls]\ncert = \"x\"\n");
+  EXPECT_NE(section.find("tls: unknown key"), std::string::npos) << section;
+  auto nested = error_of("[limits.sub]\nx = 1\n");
+  EXPECT_NE(nested.find("limits.sub: unknown key"), std::string::npos);
+}
+
+TEST(config_loader, all_errors_are_reported_in_file_order) {
+  auto text = error_of("log_level = \"loud\"\n[limits]\nmax_topic_bytes = 0\n"
+                       "[groups.z]\nack_wait = \"1s\"\n[groups.a]\n"
+                       "pattern = \"a\"\noverflow = \"x\"\n");
+  auto first = text.find("t.toml:1:");
+  auto second = text.find("t.toml:3:");
+  auto third = text.find("t.toml:4:");
+  auto fourth = text.find("t.toml:8:");
+  ASSERT_NE(fourth, std::string::npos) << text;
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_LT(third, fourth);
+}
+
+TEST(config_loader, syntax_errors_report_file_and_line) {
+  auto text = error_of("listen = \"a:1\"\nlog_level = \n");
+  EXPECT_NE(text.find("t.toml:2: TOML syntax error"), std::string::npos)
+      << text;
+  text = error_of("[limits]\n[limits]\n");
+  EXPECT_NE(text.find("TOML syntax error"), std::string::npos) << text;
+  EXPECT_NE(error_of(std::string("a = \"\0\xff\"", 8)).find("t.toml"),
+            std::string::npos);
+}
+
+TEST(config_loader, durations_and_sizes) {
+  EXPECT_EQ(tb::parse_duration("250ms"), 250ms);
+  EXPECT_EQ(tb::parse_duration("30s"), 30s);
+  EXPECT_EQ(tb::parse_duration("2m"), 2min);
+  EXPECT_EQ(tb::parse_duration("1h"), 1h);
+  EXPECT_EQ(tb::parse_duration("1500"), 1500ms);
+  EXPECT_EQ(tb::parse_duration("0s"), 0ms);
+  EXPECT_EQ(tb::parse_duration("8760h"), 8760h);
+  for (auto bad : {"", "s", "-5s", "5 s", "1.5s", "5sec", "5S", "8761h",
+                   "99999999999999999999999ms"})
+    EXPECT_FALSE(tb::parse_duration(bad)) << bad;
+  EXPECT_EQ(tb::parse_size("123"), 123u);
+  EXPECT_EQ(tb::parse_size("64KiB"), 64u << 10);
+  EXPECT_EQ(tb::parse_size("3MiB"), 3u << 20);
+  EXPECT_EQ(tb::parse_size("2GiB"), 2ull << 30);
+  for (auto bad : {"", "KiB", "1KB", "1kib", "1 MiB", "-1", "1.5GiB",
+                   "9999999999GiB", "99999999999999999999"})
+    EXPECT_FALSE(tb::parse_size(bad)) << bad;
+  auto cfg = config_of("shutdown_grace = 0\ntopic_idle_timeout = \"90000\"\n"
+                       "[limits]\nmax_topic_bytes = \"1KiB\"\n");
+  EXPECT_EQ(cfg.shutdown_grace, 0ms);
+  EXPECT_EQ(cfg.topic_idle_timeout, 90s);
+  EXPECT_EQ(cfg.limits.max_topic_bytes, 1024u);
+}
+
+TEST(config_loader, listen_addresses) {
+  for (auto ok : {"127.0.0.1:7400", "0.0.0.0:0", "[::1]:7400", "[::]:65535",
+                  "localhost:1", "broker.example.com:7400"})
+    EXPECT_EQ(tb::check_listen_address(ok), "") << ok;
+  for (auto bad : {"", "localhost", ":7400", "h:", "h:x", "h:65536", "::1:7400",
+                   "[::1]", "a b:1", "h:-1", "h:1 "})
+    EXPECT_NE(tb::check_listen_address(bad), "") << bad;
+}
+
+TEST(config_loader, declared_groups_start_from_the_defaults) {
+  // The defaults come after the group in the file and still apply.
+  auto cfg = config_of(R"(
+[groups.a]
+pattern = "a.*"
+max_deliveries = 9
+[groups.b]
+pattern = "b.>"
+[groups.defaults]
+ack_wait = "5s"
+max_deliveries = 2
+policy = "key_hash"
+)");
+  ASSERT_EQ(cfg.groups.size(), 2u);
+  auto want_a = cfg.group_defaults;
+  want_a.pattern = "a.*";
+  want_a.max_deliveries = 9;
+  EXPECT_EQ(cfg.groups["a"], want_a);
+  EXPECT_EQ(cfg.groups["b"].max_deliveries, 2u);
+  EXPECT_EQ(cfg.groups["b"].policy, "key_hash");
+  EXPECT_EQ(cfg.groups["b"].ack_wait, 5s);
+  // toml11 keeps tables in a hash map, whose order is neither the file's
+  // nor fixed: try the defaults first and last, among many groups.
+  std::string many, defaults = "[groups.defaults]\nack_wait = \"7s\"\n";
+  for (int i = 0; i < 32; ++i)
+    many += "[groups.g" + std::to_string(i) + "]\npattern = \"g\"\n";
+  for (const auto& text : {many + defaults, defaults + many}) {
+    cfg = config_of(text);
+    ASSERT_EQ(cfg.groups.size(), 32u);
+    for (const auto& [name, g] : cfg.groups)
+      EXPECT_EQ(g.ack_wait, 7s) << name;
+  }
+}
+
+TEST(config_loader, missing_or_unreadable_files_give_clear_errors) {
+  auto res = tb::load_config_file("/nonexistent/tinybroker.toml");
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(res.error().text, "cannot open config file "
+                              "/nonexistent/tinybroker.toml: No such file or "
+                              "directory");
+  auto dir = tb::load_config_file(std::filesystem::temp_directory_path());
+  ASSERT_FALSE(dir.ok());
+  EXPECT_NE(dir.error().text.find("is a directory"), std::string::npos);
+}
+
+TEST(config_loader, files_load_with_their_path_as_source) {
+  auto path = ::testing::TempDir() + "tb_config_loader_test.toml";
+  std::ofstream(path) << "log_level = \"warn\"\n\nworker_threads = 2000\n";
+  auto bad = tb::load_config_file(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().text.find(path + ":3:"), std::string::npos);
+  std::ofstream(path) << "log_level = \"warn\"\n";
+  auto res = tb::load_config_file(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(res.ok()) << res.error().text;
+  EXPECT_EQ(res.value().source, path);
+  EXPECT_EQ(res.value().log_level, "warn");
+}
+
+// Returns the repository root (CMake passes it; else this file's ../..).
+std::filesystem::path repo_root() {
+#ifdef TINYBROKER_SOURCE_DIR
+  return TINYBROKER_SOURCE_DIR;
+#else
+  return std::filesystem::path(__FILE__).parent_path().parent_path() / "..";
+#endif
+}
+
+TEST(config_loader, example_file_is_the_defaults_plus_its_group) {
+  auto path = repo_root() / "config" / "tinybroker.example.toml";
+  auto res = tb::load_config_file(path.string());
+  ASSERT_TRUE(res.ok()) << res.error().text;
+  broker_config want;
+  want.source = path.string();
+  auto& g = want.groups["orders-workers"];
+  g.pattern = "orders.>";
+  g.ack_wait = 10s;
+  g.overflow = tb::overflow_policy::drop_oldest;
+  g.dead_letter = "$dlq.orders";
+  EXPECT_EQ(res.value(), want) << describe(res.value());
+}
+
+TEST(config_loader, toml_examples_in_the_docs_load) {
+  std::ifstream in(repo_root() / "docs" / "configuration.md");
+  ASSERT_TRUE(in) << "docs/configuration.md not found";
+  std::string line, block;
+  int blocks = 0;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line == "```toml") {
+      inside = true;
+      block.clear();
+    } else if (inside && line == "```") {
+      inside = false;
+      ++blocks;
+      auto res = load_config_string(block, "docs");
+      EXPECT_TRUE(res.ok()) << block << (res.ok() ? "" : res.error().text);
+    } else if (inside) {
+      block += line + "\n";
+    }
+  }
+  EXPECT_GE(blocks, 2);
+}
+
+TEST(config_loader, describe_summarizes_the_config) {
+  auto cfg = config_of("[groups.w]\npattern = \"w.>\"\nack_wait = \"90s\"\n");
+  auto text = describe(cfg);
+  EXPECT_NE(text.find("config t.toml: listen 127.0.0.1:7400"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("1MiB/message"), std::string::npos) << text;
+  EXPECT_NE(text.find("group w: pattern w.>, ack_wait 90s"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("group defaults: pattern -, ack_wait 30s"),
+            std::string::npos)
+      << text;
+}
+
+TEST(config_loader, overflow_policy_names) {
+  tb::overflow_policy x = tb::overflow_policy::reject;
+  EXPECT_TRUE(from_string("drop_oldest", x));
+  EXPECT_EQ(x, tb::overflow_policy::drop_oldest);
+  EXPECT_EQ(to_string(x), "drop_oldest");
+  EXPECT_FALSE(from_string("Reject", x));
+  EXPECT_EQ(x, tb::overflow_policy::drop_oldest);
+  EXPECT_EQ(to_string(tb::overflow_policy::reject), "reject");
+}
+
+} // namespace

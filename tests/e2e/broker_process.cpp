@@ -1,0 +1,161 @@
+#include "broker_process.hpp"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tb::test {
+
+namespace {
+
+// Forks and execs the broker with stdout and stderr into a pipe; returns
+// the pid and the pipe's read end.
+std::pair<pid_t, int> spawn_broker(const std::vector<std::string>& args) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0)
+    std::abort();
+  auto pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    dup2(fds[1], STDERR_FILENO);
+    std::vector<char*> argv;
+    std::string binary = TINYBROKER_BINARY;
+    argv.push_back(binary.data());
+    std::vector<std::string> copy = args;
+    for (auto& arg : copy)
+      argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// Waits for `pid` up to `timeout`; returns its exit code (128 + signal if
+// killed) or nothing.
+std::optional<int> wait_for_pid(pid_t pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    int status = 0;
+    auto res = waitpid(pid, &status, WNOHANG);
+    if (res == pid)
+      return WIFEXITED(status) ? WEXITSTATUS(status)
+                               : 128 + WTERMSIG(status);
+    if (res < 0 || std::chrono::steady_clock::now() >= deadline)
+      return std::nullopt;
+    // Polling a child process: there is no portable blocking wait with a
+    // timeout. This is process management, not test synchronisation.
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+} // namespace
+
+broker_process::broker_process(std::vector<std::string> extra_args) {
+  std::vector<std::string> args{"--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  auto [pid, fd] = spawn_broker(args);
+  pid_ = pid;
+  reader_ = std::thread{[this, fd = fd] { read_output(fd); }};
+}
+
+broker_process::broker_process(std::vector<std::string> extra_args,
+                               default_listen_t) {
+  auto [pid, fd] = spawn_broker(extra_args);
+  pid_ = pid;
+  reader_ = std::thread{[this, fd = fd] { read_output(fd); }};
+}
+
+broker_process::~broker_process() {
+  if (!exit_code_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    wait_for_pid(pid_, std::chrono::seconds(10));
+  }
+  if (reader_.joinable())
+    reader_.join();
+}
+
+void broker_process::read_output(int fd) {
+  char buf[4096];
+  for (;;) {
+    auto n = read(fd, buf, sizeof(buf));
+    if (n <= 0)
+      break;
+    std::lock_guard<std::mutex> guard{mutex_};
+    output_.append(buf, static_cast<size_t>(n));
+    if (address_.empty()) {
+      constexpr std::string_view marker = "listening on ";
+      auto pos = output_.find(marker);
+      if (pos != std::string::npos) {
+        auto start = pos + marker.size();
+        auto end = output_.find_first_of(" \n", start);
+        if (end != std::string::npos)
+          address_ = output_.substr(start, end - start);
+      }
+    }
+    cv_.notify_all();
+  }
+  close(fd);
+  std::lock_guard<std::mutex> guard{mutex_};
+  output_closed_ = true;
+  cv_.notify_all();
+}
+
+bool broker_process::wait_ready(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> guard{mutex_};
+  cv_.wait_for(guard, timeout,
+               [this] { return !address_.empty() || output_closed_; });
+  return !address_.empty();
+}
+
+std::optional<int> broker_process::stop(int signal,
+                                        std::chrono::milliseconds timeout) {
+  if (exit_code_)
+    return exit_code_;
+  kill(pid_, signal);
+  return wait_exit(timeout);
+}
+
+std::optional<int> broker_process::wait_exit(std::chrono::milliseconds timeout) {
+  if (!exit_code_)
+    exit_code_ = wait_for_pid(pid_, timeout);
+  return exit_code_;
+}
+
+std::string broker_process::output() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return output_;
+}
+
+std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
+  auto [pid, fd] = spawn_broker(args);
+  std::string output;
+  char buf[4096];
+  for (;;) {
+    auto n = read(fd, buf, sizeof(buf));
+    if (n <= 0)
+      break;
+    output.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  auto code = wait_for_pid(pid, std::chrono::seconds(20));
+  return {code.value_or(-1), output};
+}
+
+std::string write_temp_file(const std::string& text, const std::string& ext) {
+  std::string path = "/tmp/tinybroker-test-XXXXXX" + ext;
+  auto fd = mkstemps(path.data(), static_cast<int>(ext.size()));
+  if (fd < 0)
+    std::abort();
+  close(fd);
+  std::ofstream out{path};
+  out << text;
+  return path;
+}
+
+} // namespace tb::test

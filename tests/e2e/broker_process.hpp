@@ -1,0 +1,78 @@
+// Starts the real tinybroker binary on a free loopback port for end-to-end
+// tests, and stops it.
+
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <sys/types.h>
+
+namespace tb::test {
+
+/// A tinybroker process started from the build tree.
+class broker_process {
+public:
+  /// Selects the broker's own default address instead of a free port.
+  static constexpr struct default_listen_t {
+  } default_listen{};
+
+  /// Starts `tinybroker --listen 127.0.0.1:0` plus `extra_args`.
+  explicit broker_process(std::vector<std::string> extra_args = {});
+
+  /// Starts `tinybroker` with just `extra_args`, on its default address.
+  broker_process(std::vector<std::string> extra_args, default_listen_t);
+
+  /// Kills the process if it still runs.
+  ~broker_process();
+
+  broker_process(const broker_process&) = delete;
+  broker_process& operator=(const broker_process&) = delete;
+
+  /// Waits until the broker logs its address; false if it exited first or
+  /// `timeout` passed.
+  bool wait_ready(std::chrono::milliseconds timeout
+                  = std::chrono::seconds(20));
+
+  /// Returns the `HOST:PORT` the broker listens on (after `wait_ready`).
+  const std::string& address() const {
+    return address_;
+  }
+
+  /// Sends `signal` and waits up to `timeout` for the exit; returns the
+  /// exit code, or nothing if it did not exit in time.
+  std::optional<int> stop(int signal, std::chrono::milliseconds timeout
+                                      = std::chrono::seconds(15));
+
+  /// Waits up to `timeout` for the process to exit by itself.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+
+  /// Returns everything the broker wrote to standard error so far.
+  std::string output() const;
+
+private:
+  void read_output(int fd);
+
+  pid_t pid_ = -1;
+  std::thread reader_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::string output_;
+  std::string address_;
+  bool output_closed_ = false;
+  std::optional<int> exit_code_;
+};
+
+/// Runs the tinybroker binary with `args` to completion (for --help,
+/// --version and bad configs); returns its exit code and output.
+std::pair<int, std::string> run_broker_command(std::vector<std::string> args);
+
+/// Writes `text` to a fresh temporary file and returns its path.
+std::string write_temp_file(const std::string& text, const std::string& ext);
+
+} // namespace tb::test
