@@ -109,8 +109,12 @@ caf::result<caf::ok_atom> add_target(topic_pointer self,
     if (--*remaining == 0)
       promise.deliver(caf::ok_atom_v);
   });
-  if (asked == 0)
-    return caf::ok_atom_v;
+  if (asked == 0) {
+    // The promise took over the request: answer through it, since a value
+    // returned now would be dropped.
+    promise.deliver(caf::ok_atom_v);
+    return promise;
+  }
   *remaining = asked;
   return promise;
 }

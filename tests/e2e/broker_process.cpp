@@ -12,9 +12,10 @@ namespace tb::test {
 
 namespace {
 
-// Forks and execs the broker with stdout and stderr into a pipe; returns
-// the pid and the pipe's read end.
-std::pair<pid_t, int> spawn_broker(const std::vector<std::string>& args) {
+// Forks and execs `binary` with stdout and stderr into a pipe; returns the
+// pid and the pipe's read end.
+std::pair<pid_t, int> spawn(const std::string& binary,
+                            const std::vector<std::string>& args) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     std::abort();
@@ -22,14 +23,13 @@ std::pair<pid_t, int> spawn_broker(const std::vector<std::string>& args) {
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
-    std::vector<char*> argv;
-    std::string binary = TINYBROKER_BINARY;
-    argv.push_back(binary.data());
     std::vector<std::string> copy = args;
+    std::string path = binary;
+    std::vector<char*> argv{path.data()};
     for (auto& arg : copy)
       argv.push_back(arg.data());
     argv.push_back(nullptr);
-    execv(binary.c_str(), argv.data());
+    execv(path.c_str(), argv.data());
     _exit(127);
   }
   close(fds[1]);
@@ -54,24 +54,23 @@ std::optional<int> wait_for_pid(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
+// Arguments that make the broker listen on a free loopback port.
+std::vector<std::string> free_port_args(std::vector<std::string> extra) {
+  std::vector<std::string> args{"--listen", "127.0.0.1:0"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
 } // namespace
 
-broker_process::broker_process(std::vector<std::string> extra_args) {
-  std::vector<std::string> args{"--listen", "127.0.0.1:0"};
-  args.insert(args.end(), extra_args.begin(), extra_args.end());
-  auto [pid, fd] = spawn_broker(args);
+child_process::child_process(const std::string& binary,
+                             const std::vector<std::string>& args) {
+  auto [pid, fd] = spawn(binary, args);
   pid_ = pid;
   reader_ = std::thread{[this, fd = fd] { read_output(fd); }};
 }
 
-broker_process::broker_process(std::vector<std::string> extra_args,
-                               default_listen_t) {
-  auto [pid, fd] = spawn_broker(extra_args);
-  pid_ = pid;
-  reader_ = std::thread{[this, fd = fd] { read_output(fd); }};
-}
-
-broker_process::~broker_process() {
+child_process::~child_process() {
   if (!exit_code_ && pid_ > 0) {
     kill(pid_, SIGKILL);
     wait_for_pid(pid_, std::chrono::seconds(10));
@@ -80,7 +79,7 @@ broker_process::~broker_process() {
     reader_.join();
 }
 
-void broker_process::read_output(int fd) {
+void child_process::read_output(int fd) {
   char buf[4096];
   for (;;) {
     auto n = read(fd, buf, sizeof(buf));
@@ -88,16 +87,6 @@ void broker_process::read_output(int fd) {
       break;
     std::lock_guard<std::mutex> guard{mutex_};
     output_.append(buf, static_cast<size_t>(n));
-    if (address_.empty()) {
-      constexpr std::string_view marker = "listening on ";
-      auto pos = output_.find(marker);
-      if (pos != std::string::npos) {
-        auto start = pos + marker.size();
-        auto end = output_.find_first_of(" \n", start);
-        if (end != std::string::npos)
-          address_ = output_.substr(start, end - start);
-      }
-    }
     cv_.notify_all();
   }
   close(fd);
@@ -106,34 +95,57 @@ void broker_process::read_output(int fd) {
   cv_.notify_all();
 }
 
-bool broker_process::wait_ready(std::chrono::milliseconds timeout) {
+bool child_process::wait_for_output(const std::string& text,
+                                    std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> guard{mutex_};
-  cv_.wait_for(guard, timeout,
-               [this] { return !address_.empty() || output_closed_; });
-  return !address_.empty();
+  return cv_.wait_for(guard, timeout, [&] {
+    return output_.find(text) != std::string::npos || output_closed_;
+  }) && output_.find(text) != std::string::npos;
 }
 
-std::optional<int> broker_process::stop(int signal,
-                                        std::chrono::milliseconds timeout) {
+std::optional<int> child_process::stop(int signal,
+                                       std::chrono::milliseconds timeout) {
   if (exit_code_)
     return exit_code_;
   kill(pid_, signal);
   return wait_exit(timeout);
 }
 
-std::optional<int> broker_process::wait_exit(std::chrono::milliseconds timeout) {
+std::optional<int> child_process::wait_exit(std::chrono::milliseconds timeout) {
   if (!exit_code_)
     exit_code_ = wait_for_pid(pid_, timeout);
   return exit_code_;
 }
 
-std::string broker_process::output() const {
+std::string child_process::output() const {
   std::lock_guard<std::mutex> guard{mutex_};
   return output_;
 }
 
-std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
-  auto [pid, fd] = spawn_broker(args);
+broker_process::broker_process(std::vector<std::string> extra_args)
+  : child_process(TINYBROKER_BINARY, free_port_args(std::move(extra_args))) {
+  // nop
+}
+
+broker_process::broker_process(std::vector<std::string> extra_args,
+                               default_listen_t)
+  : child_process(TINYBROKER_BINARY, extra_args) {
+  // nop
+}
+
+bool broker_process::wait_ready(std::chrono::milliseconds timeout) {
+  constexpr std::string_view marker = "listening on ";
+  if (!wait_for_output(std::string{marker}, timeout))
+    return false;
+  auto out = output();
+  auto start = out.find(marker) + marker.size();
+  address_ = out.substr(start, out.find_first_of(" \n", start) - start);
+  return true;
+}
+
+std::pair<int, std::string> run_command(const std::string& binary,
+                                        const std::vector<std::string>& args) {
+  auto [pid, fd] = spawn(binary, args);
   std::string output;
   char buf[4096];
   for (;;) {
@@ -145,6 +157,10 @@ std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
   close(fd);
   auto code = wait_for_pid(pid, std::chrono::seconds(20));
   return {code.value_or(-1), output};
+}
+
+std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
+  return run_command(TINYBROKER_BINARY, args);
 }
 
 std::string write_temp_file(const std::string& text, const std::string& ext) {

@@ -15,8 +15,48 @@
 
 namespace tb::test {
 
+/// A program started from the build tree, with its standard output and
+/// error captured.
+class child_process {
+public:
+  /// Starts `binary` with `args`.
+  child_process(const std::string& binary, const std::vector<std::string>& args);
+
+  /// Kills the process if it still runs.
+  ~child_process();
+
+  child_process(const child_process&) = delete;
+  child_process& operator=(const child_process&) = delete;
+
+  /// Waits until the output contains `text`; false on exit or timeout.
+  bool wait_for_output(const std::string& text,
+                       std::chrono::milliseconds timeout);
+
+  /// Sends `signal` and waits up to `timeout` for the exit; returns the
+  /// exit code, or nothing if it did not exit in time.
+  std::optional<int> stop(int signal, std::chrono::milliseconds timeout
+                                      = std::chrono::seconds(15));
+
+  /// Waits up to `timeout` for the process to exit by itself.
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
+
+  /// Returns everything the process wrote so far.
+  std::string output() const;
+
+private:
+  void read_output(int fd);
+
+  pid_t pid_ = -1;
+  std::thread reader_;
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::string output_;
+  bool output_closed_ = false;
+  std::optional<int> exit_code_;
+};
+
 /// A tinybroker process started from the build tree.
-class broker_process {
+class broker_process : public child_process {
 public:
   /// Selects the broker's own default address instead of a free port.
   static constexpr struct default_listen_t {
@@ -28,12 +68,6 @@ public:
   /// Starts `tinybroker` with just `extra_args`, on its default address.
   broker_process(std::vector<std::string> extra_args, default_listen_t);
 
-  /// Kills the process if it still runs.
-  ~broker_process();
-
-  broker_process(const broker_process&) = delete;
-  broker_process& operator=(const broker_process&) = delete;
-
   /// Waits until the broker logs its address; false if it exited first or
   /// `timeout` passed.
   bool wait_ready(std::chrono::milliseconds timeout
@@ -44,29 +78,14 @@ public:
     return address_;
   }
 
-  /// Sends `signal` and waits up to `timeout` for the exit; returns the
-  /// exit code, or nothing if it did not exit in time.
-  std::optional<int> stop(int signal, std::chrono::milliseconds timeout
-                                      = std::chrono::seconds(15));
-
-  /// Waits up to `timeout` for the process to exit by itself.
-  std::optional<int> wait_exit(std::chrono::milliseconds timeout);
-
-  /// Returns everything the broker wrote to standard error so far.
-  std::string output() const;
-
 private:
-  void read_output(int fd);
-
-  pid_t pid_ = -1;
-  std::thread reader_;
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::string output_;
   std::string address_;
-  bool output_closed_ = false;
-  std::optional<int> exit_code_;
 };
+
+/// Runs `binary` with `args` to completion; returns its exit code and
+/// output.
+std::pair<int, std::string> run_command(const std::string& binary,
+                                        const std::vector<std::string>& args);
 
 /// Runs the tinybroker binary with `args` to completion (for --help,
 /// --version and bad configs); returns its exit code and output.
