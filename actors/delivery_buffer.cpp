@@ -46,8 +46,12 @@ bool delivery_buffer::remove(uint64_t subscription_id) {
   for (auto& msg : i->second.queue)
     buffered_bytes_ -= footprint(msg);
   buffered_ -= i->second.queue.size();
+  // Leave nothing ready that cannot be drained: `has_ready()` must not
+  // promise a frame (flush would write an empty Deliveries frame).
+  if (i->second.queued_ready)
+    ready_.erase(std::find(ready_.begin(), ready_.end(), subscription_id));
   subs_.erase(i);
-  // Stale ids in ready_ and lossy_ are skipped when met.
+  // Stale ids in lossy_ are skipped when met.
   return true;
 }
 
@@ -68,16 +72,32 @@ void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
   ++dropped_total_;
 }
 
+delivery_buffer::subscription_map::iterator delivery_buffer::largest_queue() {
+  auto result = subs_.end();
+  for (auto i = subs_.begin(); i != subs_.end(); ++i)
+    if (!i->second.queue.empty()
+        && (result == subs_.end()
+            || i->second.queue.size() > result->second.queue.size()))
+      result = i;
+  return result;
+}
+
 bool delivery_buffer::push(uint64_t subscription_id, const message_ref& msg) {
   auto i = subs_.find(subscription_id);
   if (i == subs_.end())
     return false;
   auto& sub = i->second;
   auto size = footprint(msg);
-  while (!sub.queue.empty()
-         && (sub.queue.size() >= per_subscription_
-             || buffered_bytes_ + size > max_bytes_))
+  while (!sub.queue.empty() && sub.queue.size() >= per_subscription_)
     drop_oldest(subscription_id, sub);
+  // The session-wide byte bound: the session cannot keep up, so it loses
+  // its oldest messages, starting with the subscription that holds most.
+  while (buffered_bytes_ + size > max_bytes_) {
+    auto victim = largest_queue();
+    if (victim == subs_.end())
+      break; // nothing buffered: a single message may exceed the bound
+    drop_oldest(victim->first, victim->second);
+  }
   sub.queue.push_back(msg);
   ++buffered_;
   buffered_bytes_ += size;

@@ -31,7 +31,8 @@ struct drop_notice {
 ///
 /// Each subscription holds at most `per_subscription` messages and the
 /// session at most `max_bytes` bytes of messages; a full subscription loses
-/// its oldest message (spec 5), and the loss is reported by the next
+/// its oldest message (spec 5), a full session the oldest message of its
+/// largest subscription, and the loss is reported by the next
 /// `take_drop_notices()`. Deliveries of a subscription that is not yet
 /// confirmed stay buffered until `confirm()`, so that the client sees the
 /// Subscribed frame before them.
@@ -101,12 +102,15 @@ private:
     uint64_t dropped = 0;
   };
 
+  using subscription_map = std::unordered_map<uint64_t, subscription>;
+
   void drop_oldest(uint64_t id, subscription& sub);
+  subscription_map::iterator largest_queue();
   void mark_ready(uint64_t id, subscription& sub);
 
   std::size_t per_subscription_;
   std::size_t max_bytes_;
-  std::unordered_map<uint64_t, subscription> subs_;
+  subscription_map subs_;
   std::deque<uint64_t> ready_; // confirmed subscriptions with messages
   std::vector<uint64_t> lossy_; // subscriptions with unreported losses
   std::size_t buffered_ = 0;

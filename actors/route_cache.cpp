@@ -23,7 +23,8 @@ const route_ref* route_cache::find(const std::string& topic) {
 std::optional<std::string> route_cache::insert(route_ref route) {
   const auto& topic = route->topic;
   if (auto i = index_.find(topic); i != index_.end()) {
-    i->second->route = std::move(route);
+    if (route->version >= i->second->route->version)
+      i->second->route = std::move(route);
     i->second->used = true;
     return std::nullopt;
   }
@@ -42,7 +43,8 @@ bool route_cache::update(const route_ref& route) {
   auto i = index_.find(route->topic);
   if (i == index_.end())
     return false;
-  i->second->route = route;
+  if (route->version >= i->second->route->version)
+    i->second->route = route;
   return true;
 }
 

@@ -27,12 +27,13 @@ public:
   /// Returns the cached route of `topic` and marks it used, or null.
   const route_ref* find(const std::string& topic);
 
-  /// Caches `route` under its topic; returns the topic evicted to make
-  /// room, if any.
+  /// Caches `route` under its topic, unless a newer version is cached;
+  /// returns the topic evicted to make room, if any.
   std::optional<std::string> insert(route_ref route);
 
-  /// Replaces the route of an already cached topic; returns false if the
-  /// topic is not cached (the update is then ignored).
+  /// Replaces the route of an already cached topic unless the cached one is
+  /// newer (updates may arrive after a newer route did); returns false if
+  /// the topic is not cached (the update is then ignored).
   bool update(const route_ref& route);
 
   /// Evicts every entry not used since the previous sweep and returns their

@@ -27,8 +27,11 @@ topic_actor topic_for(router_pointer self, const std::string& name) {
   auto& st = self->state;
   if (auto i = st.topics.find(name); i != st.topics.end())
     return i->second;
-  auto topic = self->spawn(topic_actor_impl, name, caf::actor_cast<router_actor>(self),
-                           targets_for(st, name), st.topic_idle_timeout);
+  auto first_version = ++st.spawned_topics << 32;
+  auto topic = self->spawn(topic_actor_impl, name,
+                           caf::actor_cast<router_actor>(self),
+                           targets_for(st, name), st.topic_idle_timeout,
+                           first_version);
   self->monitor(topic);
   st.topics.emplace(name, topic);
   st.topic_names.emplace(topic.address(), name);

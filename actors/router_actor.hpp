@@ -53,6 +53,9 @@ struct router_state {
   topic_tree topic_index;
   /// The next subscription key.
   uint64_t next_key = 1;
+  /// Topic actors spawned so far; each starts its route versions at
+  /// `spawned_topics << 32`, above any version of an earlier incarnation.
+  uint64_t spawned_topics = 0;
   /// How long a topic with no subscribers and no publishers lives on.
   std::chrono::milliseconds topic_idle_timeout{60000};
 };

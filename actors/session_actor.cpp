@@ -176,6 +176,20 @@ void sweep_routes(session_pointer self) {
     self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
 }
 
+// Queues one Dropped frame per subscription that lost messages since its
+// last report.
+void queue_drop_notices(session_state& st) {
+  for (auto& notice : st.deliveries.take_drop_notices()) {
+    auto frame = std::make_unique<pb::ServerFrame>();
+    auto* dropped = frame->mutable_dropped();
+    dropped->set_subscription_id(notice.subscription_id);
+    dropped->set_count(notice.count);
+    dropped->set_total(notice.total);
+    st.control.push_back(std::move(frame));
+    st.stats.dropped += notice.count;
+  }
+}
+
 } // namespace
 
 void release_frame(session_pointer self) {
@@ -193,18 +207,14 @@ void flush(session_pointer self) {
   auto& st = self->state;
   if (!st.sink)
     return;
-  for (auto& notice : st.deliveries.take_drop_notices()) {
-    auto frame = std::make_unique<pb::ServerFrame>();
-    auto* dropped = frame->mutable_dropped();
-    dropped->set_subscription_id(notice.subscription_id);
-    dropped->set_count(notice.count);
-    dropped->set_total(notice.total);
-    st.control.push_back(std::move(frame));
-    st.stats.dropped += notice.count;
-  }
   while (!st.control.empty() || st.deliveries.has_ready()) {
     if (!st.sink->ready_to_write())
       break;
+    // Losses are turned into frames only when deliveries are about to be
+    // written: while the client does not read they add up in the buffer
+    // (one notice per subscription) instead of queueing a frame each.
+    if (st.control.empty())
+      queue_drop_notices(st);
     std::unique_ptr<pb::ServerFrame> frame;
     if (!st.control.empty()) {
       frame = std::move(st.control.front());

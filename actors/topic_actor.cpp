@@ -124,13 +124,15 @@ caf::result<caf::ok_atom> add_target(topic_pointer self,
 topic_actor::behavior_type
 topic_actor_impl(topic_pointer self, std::string name, router_actor router,
                  std::vector<fanout_target> initial,
-                 std::chrono::milliseconds idle_timeout) {
+                 std::chrono::milliseconds idle_timeout,
+                 uint64_t first_version) {
   auto& st = self->state;
   st.topic = name;
   st.router = std::move(router);
   st.idle_timeout = idle_timeout;
   auto first = std::make_shared<route>();
   first->topic = std::move(name);
+  first->version = first_version;
   st.current = route_ref{first};
   for (auto& target : initial) {
     ++session_entry(self, target.session).subscriptions;

@@ -49,7 +49,8 @@ public:
   }
 };
 
-// -- recording sink ------------------------------------------------------------
+// -- recording sink
+// ------------------------------------------------------------
 
 /// A frame sink that records what its session writes. It takes every frame
 /// unless a test made it busy; a busy sink owes its session a
@@ -133,11 +134,11 @@ public:
   std::function<void(const pb::ServerFrame&)> on_write;
   /// Calls of `frame_consumed()`.
   size_t consumed = 0;
-  /// Calls of `finish()`; true once it was called.
+  /// Calls of `finish()`.
   size_t finish_calls = 0;
   /// True once `finish()` was called.
   bool finished = false;
-  /// The code and text of the first `finish()`.
+  /// The code of the first `finish()`.
   ec finish_code = ec::none;
   /// The text of the first `finish()`.
   std::string finish_text;
@@ -157,7 +158,8 @@ struct test_session {
   std::shared_ptr<recording_sink> sink;
 };
 
-// -- frame builders ------------------------------------------------------------
+// -- frame builders
+// ------------------------------------------------------------
 
 /// Builds a message for `topic` with `payload`.
 inline pb::Message make_message(std::string topic, std::string payload) {
@@ -212,7 +214,8 @@ inline client_frame_ptr publish_frame(uint64_t request_id,
   return publish_frame(request_id, std::move(messages), confirm);
 }
 
-// -- fixture -------------------------------------------------------------------
+// -- fixture
+// -------------------------------------------------------------------
 
 /// A router plus whatever sessions a test spawns, on the test coordinator.
 class actor_test : public ::testing::Test {
@@ -222,6 +225,7 @@ protected:
   /// How long a session caches a route it does not use.
   static constexpr std::chrono::milliseconds route_idle = 500ms;
 
+  /// Spawns the router.
   actor_test() {
     router = sys.spawn(tb::router_actor_impl, topic_idle);
   }
@@ -245,6 +249,23 @@ protected:
     return sched.run();
   }
 
+  /// Runs every actor except `hdl` until only `hdl` has messages left, so
+  /// that a test can hold one actor back to force an interleaving.
+  template <class Handle>
+  size_t run_except(const Handle& hdl) {
+    auto* held = dynamic_cast<caf::resumable*>(
+        caf::actor_cast<caf::abstract_actor*>(hdl));
+    return sched.run_jobs_filtered(
+        [held](caf::resumable* job) { return job != held; });
+  }
+
+  /// Lets `hdl` handle exactly one message from its mailbox.
+  template <class Handle>
+  void run_one(const Handle& hdl) {
+    ASSERT_TRUE(sched.prioritize(hdl)) << "nothing to run";
+    sched.run_once();
+  }
+
   /// Advances simulated time by `duration`, then runs what it triggered.
   void advance(caf::timespan duration) {
     sched.advance_time(duration);
@@ -264,8 +285,7 @@ protected:
   template <class Handle>
   bool terminated(const Handle& hdl) {
     auto* ptr = caf::actor_cast<caf::abstract_actor*>(hdl);
-    return ptr == nullptr
-           || ptr->getf(caf::abstract_actor::is_terminated_flag);
+    return ptr == nullptr || ptr->getf(caf::abstract_actor::is_terminated_flag);
   }
 
   /// Sends a request to `hdl` and returns the reply (a default `T` and a
@@ -354,8 +374,8 @@ protected:
   test_config cfg;
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys, true};
-  caf::scheduler::test_coordinator& sched
-    = dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  caf::scheduler::test_coordinator& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
   /// The router every session of the test uses.
   tb::router_actor router;
 

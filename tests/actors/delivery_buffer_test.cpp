@@ -37,9 +37,9 @@ protected:
   }
 
   /// Drains one frame and returns (subscription id, message id) pairs.
-  std::vector<std::pair<uint64_t, uint64_t>>
-  drain(delivery_buffer& buf, size_t max_messages = 1024,
-        size_t max_bytes = 1 << 20) {
+  std::vector<std::pair<uint64_t, uint64_t>> drain(delivery_buffer& buf,
+                                                   size_t max_messages = 1024,
+                                                   size_t max_bytes = 1 << 20) {
     pb::ServerFrame frame;
     auto moved = buf.drain(frame, max_messages, max_bytes);
     EXPECT_TRUE(frame.has_deliveries());

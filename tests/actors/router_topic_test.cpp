@@ -139,6 +139,43 @@ TEST_F(RouterTopic, DeadSessionDisappearsFromEveryTopic) {
   EXPECT_EQ(stats(pub).unrouted, unrouted + 2);
 }
 
+TEST_F(RouterTopic, SubscribeToTopicThatNobodyCachesIsConfirmed) {
+  subscribe(sub, 1, "x.>");
+  publish(pub, "x.y", 1, "a");
+  advance(route_idle);
+  advance(route_idle); // the publisher no longer caches x.y
+  ASSERT_EQ(topic_stats("x.y").cachers, 0u);
+  auto late = spawn_session();
+  subscribe(late, 1, "x.y");
+  EXPECT_EQ(late.sink->of_kind(kind::kSubscribed).size(), 1u);
+  EXPECT_EQ(topic_stats("x.y").destinations, 2u);
+  publish(pub, "x.y", 1, "b");
+  EXPECT_EQ(late.sink->payloads(), (strings{"b0"}));
+}
+
+TEST_F(RouterTopic, LateRouteUpdateDoesNotHideALaterSubscriber) {
+  // Spec 5: a confirmed subscription gets every later message. Here the
+  // publisher evicts x.y while the topic is pushing it route v1 {sub}, then
+  // publishes to x.y again: its resolve answer v2 {sub, late} is newer, but
+  // `await` handles it before the older v1, which then overwrites it.
+  auto late = spawn_session();
+  publish(pub, "x.y", 1, "cached");
+  advance(route_idle);            // sweep 1: the route is now unused
+  sched.advance_time(route_idle); // sweep 2 is due, not yet run
+  send_frame(pub, publish_frame(1, {make_message("x.y", "first")}));
+  send_frame(sub, subscribe_frame(2, 1, "x.y"));
+  run_except(pub.hdl); // topic pushes route v1 {sub} to the publisher
+  run_one(pub.hdl);    // sweep 2: evicts x.y, detaches
+  send_frame(late, subscribe_frame(3, 1, "x.y"));
+  run_except(pub.hdl); // topic: detach, then v2 {sub, late} for nobody
+  ASSERT_EQ(late.sink->of_kind(kind::kSubscribed).size(), 1u);
+  run(); // publisher: resolve -> v2, then the late update v1
+  ASSERT_EQ(sub.sink->of_kind(kind::kSubscribed).size(), 1u);
+  publish(pub, "x.y", 1, "second");
+  EXPECT_EQ(late.sink->payloads(), (strings{"first", "second0"}));
+  EXPECT_EQ(sub.sink->payloads(), (strings{"first", "second0"}));
+}
+
 TEST_F(RouterTopic, UnusedTopicExpiresAfterPublisherSweepsItsRoute) {
   publish(pub, "t.idle");
   EXPECT_EQ(router_stats().topics, 1u);
@@ -191,8 +228,8 @@ TEST_F(RouterTopic, LongInterleavedSequenceArrivesInPublishOrder) {
     for (int k = 0; k < i % 4 + 1; ++k) {
       auto n = std::to_string(i * 4 + k);
       auto event = (i + k) % 2 == 0 ? ".created" : ".paid";
-      batch.push_back(make_message("orders." + std::to_string(i % 7) + event,
-                                   "o" + n));
+      batch.push_back(
+          make_message("orders." + std::to_string(i % 7) + event, "o" + n));
       batch.push_back(make_message("billing." + std::to_string(i % 3), "b"));
       expected.push_back("o" + n);
     }

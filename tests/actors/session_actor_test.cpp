@@ -76,7 +76,8 @@ protected:
   test_session pub = spawn_session();
 };
 
-// -- bad requests --------------------------------------------------------------
+// -- bad requests
+// --------------------------------------------------------------
 
 TEST_F(SessionActor, BadPatternGetsErrorFrameNamingSubscribe) {
   auto s = spawn_session();
@@ -165,7 +166,8 @@ TEST_F(SessionActor, EmptyFrameGetsErrorFrame) {
   expect_session_works(s, 1);
 }
 
-// -- backpressure --------------------------------------------------------------
+// -- backpressure
+// --------------------------------------------------------------
 
 TEST_F(SessionActor, DeliveriesCoalesceWhileTheSinkIsBusy) {
   auto s = spawn_session();
@@ -180,8 +182,8 @@ TEST_F(SessionActor, DeliveriesCoalesceWhileTheSinkIsBusy) {
   run();
   auto frames = frames_since(s, mark);
   ASSERT_EQ(frames.size(), 1u);
-  EXPECT_EQ(s.sink->payloads(), (strings{"p0_0", "p1_0", "p2_0", "p3_0",
-                                         "p4_0"}));
+  EXPECT_EQ(s.sink->payloads(),
+            (strings{"p0_0", "p1_0", "p2_0", "p3_0", "p4_0"}));
   EXPECT_EQ(stats(s).delivered, 5u);
 }
 
@@ -288,7 +290,8 @@ TEST_F(SessionActor, UnwrittenAnswersStopReadingUntilWritten) {
   EXPECT_EQ(s.sink->consumed, frames);
 }
 
-// -- half-close ----------------------------------------------------------------
+// -- half-close
+// ----------------------------------------------------------------
 
 TEST_F(SessionActor, HalfCloseFinishesOnceFramesAreWritten) {
   auto s = spawn_session();
