@@ -17,22 +17,6 @@ constexpr size_t max_control_frames = 256;
 // Bytes of deliveries per frame, unless a single message is larger.
 constexpr size_t max_frame_bytes = 1u << 20;
 
-// Queues an error frame that names the refused request.
-void queue_error(session_pointer self, uint64_t request_id,
-                 const char* request, uint64_t subscription_id,
-                 const error_info& error) {
-  auto frame = std::make_unique<pb::ServerFrame>();
-  auto* out = frame->mutable_error();
-  out->set_request_id(request_id);
-  out->set_request(request);
-  out->set_subscription_id(subscription_id);
-  auto* err = out->mutable_error();
-  err->set_code(grpc_status_code(error.code));
-  err->set_reason(std::string{to_string(error.code)});
-  err->set_message(error.text);
-  self->state.control.push_back(std::move(frame));
-}
-
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
@@ -191,6 +175,21 @@ void queue_drop_notices(session_state& st) {
 }
 
 } // namespace
+
+void queue_error(session_pointer self, uint64_t request_id,
+                 const char* request, uint64_t subscription_id,
+                 const error_info& error) {
+  auto frame = std::make_unique<pb::ServerFrame>();
+  auto* out = frame->mutable_error();
+  out->set_request_id(request_id);
+  out->set_request(request);
+  out->set_subscription_id(subscription_id);
+  auto* err = out->mutable_error();
+  err->set_code(grpc_status_code(error.code));
+  err->set_reason(std::string{to_string(error.code)});
+  err->set_message(error.text);
+  self->state.control.push_back(std::move(frame));
+}
 
 void release_frame(session_pointer self) {
   auto& st = self->state;

@@ -112,6 +112,11 @@ make_publish_job(session_state& st,
                  google::protobuf::RepeatedPtrField<tinybroker::v1::Message>&
                    messages);
 
+/// Queues an error frame that names the refused request.
+void queue_error(session_pointer self, uint64_t request_id,
+                 const char* request, uint64_t subscription_id,
+                 const error_info& error);
+
 /// Writes what the stream can take now.
 void flush(session_pointer self);
 

@@ -71,6 +71,27 @@ void fill_results(const publish_job& job,
   }
 }
 
+// Without a confirm, refused messages still get an answer: one error frame
+// per publish frame, naming the first problem and how many were refused.
+void report_refusals(session_pointer self, const publish_job& job) {
+  const error_info* first = nullptr;
+  size_t refused = 0;
+  for (auto& outcome : job.outcomes)
+    if (outcome.error) {
+      ++refused;
+      if (first == nullptr)
+        first = &outcome.error;
+    }
+  if (first == nullptr)
+    return;
+  queue_error(self, job.request_id, "publish", 0,
+              make_error_info(first->code,
+                              std::to_string(refused) + " of "
+                                + std::to_string(job.outcomes.size())
+                                + " messages refused; the first: "
+                                + first->text));
+}
+
 // Sends every destination its batch, in publish order, then confirms.
 void route_and_confirm(session_pointer self, publish_job& job) {
   auto& st = self->state;
@@ -111,6 +132,8 @@ void route_and_confirm(session_pointer self, publish_job& job) {
     confirm->set_request_id(job.request_id);
     fill_results(job, *confirm->mutable_results());
     st.control.push_back(std::move(frame));
+  } else {
+    report_refusals(self, job);
   }
   release_frame(self);
   flush(self);

@@ -102,6 +102,24 @@ TEST_F(ErrorsTest, OversizedMessageIsRefusedInTheConfirm) {
   expect_still_usable(*this, *session, *conn_, 1);
 }
 
+TEST_F(ErrorsTest, RefusalsWithoutConfirmGetAnErrorFrame) {
+  auto sub = subscriber(1, "fine");
+  ASSERT_TRUE(sub->publish({{"fine", "1", {}, {}},
+                            {"$sys.x", "2", {}, {}},
+                            {"bad topic", "3", {}, {}}},
+                           false, 21));
+  auto frame = sub->wait_for(pb::ServerFrame::kError, patience);
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_EQ(frame->error().request_id(), 21u);
+  EXPECT_EQ(frame->error().request(), "publish");
+  EXPECT_EQ(frame->error().error().reason(), "reserved_topic");
+  EXPECT_NE(frame->error().error().message().find("2 of 3"),
+            std::string::npos)
+    << frame->error().error().message();
+  EXPECT_EQ(topics_of(sub->receive(1, patience)),
+            std::vector<std::string>({"fine"}));
+}
+
 TEST_F(ErrorsTest, TooLargeABatchIsAResourceLimit) {
   std::vector<client::outgoing_message> batch(4097, {"many.small", "", {}, {}});
   auto status = conn_->publish(batch);
