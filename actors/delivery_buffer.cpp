@@ -21,8 +21,8 @@ constexpr std::size_t turn_quantum = 256;
 
 delivery_buffer::delivery_buffer(std::size_t per_subscription,
                                  std::size_t max_bytes)
-  : per_subscription_(std::max<std::size_t>(per_subscription, 1)),
-    max_bytes_(max_bytes) {
+    : per_subscription_(std::max<std::size_t>(per_subscription, 1)),
+      max_bytes_(max_bytes) {
   // nop
 }
 
@@ -75,9 +75,9 @@ void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
 delivery_buffer::subscription_map::iterator delivery_buffer::largest_queue() {
   auto result = subs_.end();
   for (auto i = subs_.begin(); i != subs_.end(); ++i)
-    if (!i->second.queue.empty()
-        && (result == subs_.end()
-            || i->second.queue.size() > result->second.queue.size()))
+    if (!i->second.queue.empty() &&
+        (result == subs_.end() ||
+         i->second.queue.size() > result->second.queue.size()))
       result = i;
   return result;
 }
@@ -111,8 +111,8 @@ std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
   auto* out = frame.mutable_deliveries()->mutable_deliveries();
   std::size_t moved = 0;
   std::size_t bytes = 0;
-  while (!ready_.empty() && moved < max_messages
-         && (moved == 0 || bytes < max_bytes)) {
+  while (!ready_.empty() && moved < max_messages &&
+         (moved == 0 || bytes < max_bytes)) {
     auto id = ready_.front();
     ready_.pop_front();
     auto i = subs_.find(id);
@@ -121,8 +121,8 @@ std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
     auto& sub = i->second;
     sub.queued_ready = false;
     std::size_t turn = 0;
-    while (!sub.queue.empty() && moved < max_messages && turn < turn_quantum
-           && (moved == 0 || bytes < max_bytes)) {
+    while (!sub.queue.empty() && moved < max_messages && turn < turn_quantum &&
+           (moved == 0 || bytes < max_bytes)) {
       auto& msg = *sub.queue.front();
       auto* d = out->Add();
       d->set_subscription_id(id);

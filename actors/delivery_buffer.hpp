@@ -111,7 +111,7 @@ private:
   std::size_t per_subscription_;
   std::size_t max_bytes_;
   subscription_map subs_;
-  std::deque<uint64_t> ready_; // confirmed subscriptions with messages
+  std::deque<uint64_t> ready_;  // confirmed subscriptions with messages
   std::vector<uint64_t> lossy_; // subscriptions with unreported losses
   std::size_t buffered_ = 0;
   std::size_t buffered_bytes_ = 0;

@@ -49,33 +49,33 @@ int grpc_status_code(ec code) noexcept {
                 failed_precondition = 9, unimplemented = 12, internal = 13,
                 unavailable = 14, unauthenticated = 16;
   switch (code) {
-    case ec::none:
-      return ok;
-    case ec::invalid_topic:
-    case ec::invalid_pattern:
-    case ec::invalid_group_name:
-    case ec::message_too_large:
-    case ec::invalid_request:
-      return invalid_argument;
-    case ec::reserved_topic:
-    case ec::permission_denied:
-      return permission_denied;
-    case ec::limit_exceeded:
-    case ec::group_full:
-      return resource_exhausted;
-    case ec::group_pattern_conflict:
-      return failed_precondition;
-    case ec::unknown_group:
-    case ec::unknown_subscription:
-      return not_found;
-    case ec::unauthenticated:
-      return unauthenticated;
-    case ec::shutting_down:
-      return unavailable;
-    case ec::unimplemented:
-      return unimplemented;
-    case ec::internal:
-      return internal;
+  case ec::none:
+    return ok;
+  case ec::invalid_topic:
+  case ec::invalid_pattern:
+  case ec::invalid_group_name:
+  case ec::message_too_large:
+  case ec::invalid_request:
+    return invalid_argument;
+  case ec::reserved_topic:
+  case ec::permission_denied:
+    return permission_denied;
+  case ec::limit_exceeded:
+  case ec::group_full:
+    return resource_exhausted;
+  case ec::group_pattern_conflict:
+    return failed_precondition;
+  case ec::unknown_group:
+  case ec::unknown_subscription:
+    return not_found;
+  case ec::unauthenticated:
+    return unauthenticated;
+  case ec::shutting_down:
+    return unavailable;
+  case ec::unimplemented:
+    return unimplemented;
+  case ec::internal:
+    return internal;
   }
   return internal;
 }

@@ -43,8 +43,8 @@ struct message_record {
 /// @relates message_record
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, message_record& x) {
-  return f(caf::meta::type_name("message_record"), x.id,
-           x.accepted_unix_nanos, x.topic, x.payload, x.headers, x.key);
+  return f(caf::meta::type_name("message_record"), x.id, x.accepted_unix_nanos,
+           x.topic, x.payload, x.headers, x.key);
 }
 
 /// An immutable message shared by every destination that holds it: the

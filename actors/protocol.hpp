@@ -24,7 +24,8 @@
 
 #include "actors/message.hpp"
 
-// -- atoms ---------------------------------------------------------------------
+// -- atoms
+// ---------------------------------------------------------------------
 
 /// Session -> router: give me the route of a topic (creating its actor).
 CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
@@ -161,16 +162,17 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::unary_call_ptr)
 
 namespace tb {
 
-// -- actor interfaces ----------------------------------------------------------
+// -- actor interfaces
+// ----------------------------------------------------------
 
 /// A client's conversation; one per gRPC Session stream (see
 /// actors/session_actor.hpp), plus the pool that serves unary Publish calls.
 using session_actor = caf::typed_actor<
-  caf::reacts_to<frame_atom, client_frame_ptr>, caf::reacts_to<writable_atom>,
-  caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
-  caf::replies_to<route_atom, route_ref>::with<caf::ok_atom>,
-  caf::reacts_to<unary_atom, unary_call_ptr>, caf::reacts_to<tick_atom>,
-  caf::replies_to<stats_atom>::with<session_stats>>;
+    caf::reacts_to<frame_atom, client_frame_ptr>, caf::reacts_to<writable_atom>,
+    caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
+    caf::replies_to<route_atom, route_ref>::with<caf::ok_atom>,
+    caf::reacts_to<unary_atom, unary_call_ptr>, caf::reacts_to<tick_atom>,
+    caf::replies_to<stats_atom>::with<session_stats>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {
@@ -188,8 +190,7 @@ struct fanout_target {
 /// @relates fanout_target
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fanout_target& x) {
-  return f(caf::meta::type_name("fanout_target"), x.session,
-           x.subscription_id);
+  return f(caf::meta::type_name("fanout_target"), x.session, x.subscription_id);
 }
 
 /// Who gets the messages of one topic: the topic actor owns it, publishing
@@ -236,26 +237,27 @@ inspect(Inspector& f, route_ref& x) {
 
 /// A topic: owns its route and pushes changes to the sessions caching it.
 using topic_actor = caf::typed_actor<
-  caf::replies_to<attach_atom, session_actor>::with<route_ref>,
-  caf::reacts_to<detach_atom, session_actor>,
-  caf::replies_to<add_dest_atom, fanout_target>::with<caf::ok_atom>,
-  caf::reacts_to<del_dest_atom, fanout_target>,
-  caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
-  caf::replies_to<stats_atom>::with<topic_stats>>;
+    caf::replies_to<attach_atom, session_actor>::with<route_ref>,
+    caf::reacts_to<detach_atom, session_actor>,
+    caf::replies_to<add_dest_atom, fanout_target>::with<caf::ok_atom>,
+    caf::reacts_to<del_dest_atom, fanout_target>,
+    caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
+    caf::replies_to<stats_atom>::with<topic_stats>>;
 
 /// The router: owns the pattern trie and the directory of topic actors.
 using router_actor = caf::typed_actor<
-  caf::replies_to<resolve_atom, std::string, session_actor>::with<route_ref>,
-  caf::reacts_to<detach_atom, std::string, session_actor>,
-  caf::replies_to<sub_atom, std::string, uint64_t,
-                  session_actor>::with<caf::ok_atom>,
-  caf::reacts_to<unsub_atom, uint64_t, session_actor>,
-  caf::reacts_to<idle_atom, std::string, topic_actor>,
-  caf::replies_to<stats_atom>::with<router_stats>>;
+    caf::replies_to<resolve_atom, std::string, session_actor>::with<route_ref>,
+    caf::reacts_to<detach_atom, std::string, session_actor>,
+    caf::replies_to<sub_atom, std::string, uint64_t,
+                    session_actor>::with<caf::ok_atom>,
+    caf::reacts_to<unsub_atom, uint64_t, session_actor>,
+    caf::reacts_to<idle_atom, std::string, topic_actor>,
+    caf::replies_to<stats_atom>::with<router_stats>>;
 
 } // namespace tb
 
-// -- type IDs ------------------------------------------------------------------
+// -- type IDs
+// ------------------------------------------------------------------
 
 CAF_BEGIN_TYPE_ID_BLOCK(tinybroker, caf::first_custom_type_id)
 

@@ -5,7 +5,7 @@
 namespace tb {
 
 route_cache::route_cache(std::size_t capacity)
-  : capacity_(std::max<std::size_t>(capacity, 1)) {
+    : capacity_(std::max<std::size_t>(capacity, 1)) {
   // nop
 }
 

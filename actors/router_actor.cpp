@@ -28,11 +28,12 @@ topic_actor topic_for(router_pointer self, const std::string& name) {
   if (auto i = st.topics.find(name); i != st.topics.end())
     return i->second;
   auto first_version = ++st.spawned_topics << 32;
-  auto topic = self->spawn(topic_actor_impl, name,
-                           caf::actor_cast<router_actor>(self),
-                           targets_for(st, name), st.topic_idle_timeout,
-                           first_version);
+  // Linked: when the router stops, its topics stop with it.
+  auto topic = self->spawn<caf::linked>(
+      topic_actor_impl, name, caf::actor_cast<router_actor>(self),
+      targets_for(st, name), st.topic_idle_timeout, first_version);
   self->monitor(topic);
+  st.linked_topics.insert(topic.address());
   st.topics.emplace(name, topic);
   st.topic_names.emplace(topic.address(), name);
   st.topic_index.insert(name);
@@ -78,8 +79,8 @@ caf::result<caf::ok_atom> subscribe(router_pointer self, std::string pattern,
   };
   for (auto& topic : affected)
     self->request(topic, caf::infinite, add_dest_atom_v, target)
-      .then([count_down](caf::ok_atom) mutable { count_down(); },
-            [count_down](caf::error&) mutable { count_down(); });
+        .then([count_down](caf::ok_atom) mutable { count_down(); },
+              [count_down](caf::error&) mutable { count_down(); });
   return promise;
 }
 
@@ -132,6 +133,12 @@ router_actor::behavior_type
 router_actor_impl(router_pointer self,
                   std::chrono::milliseconds topic_idle_timeout) {
   self->state.topic_idle_timeout = topic_idle_timeout;
+  // A topic's exit is handled by its down message; any other exit (the
+  // broker stopping) stops the router and, through the links, its topics.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (self->state.linked_topics.erase(msg.source) == 0)
+      self->quit(msg.reason);
+  });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (st.topic_names.count(msg.source) != 0)
@@ -140,46 +147,46 @@ router_actor_impl(router_pointer self,
       forget_session(st, msg.source);
   });
   return {
-    [self](resolve_atom, const std::string& name,
-           session_actor session) -> caf::delegated<route_ref> {
-      auto topic = topic_for(self, name);
-      return self->delegate(topic, attach_atom_v, std::move(session));
-    },
-    [self](detach_atom, const std::string& name, session_actor session) {
-      auto& st = self->state;
-      if (auto i = st.topics.find(name); i != st.topics.end())
-        self->send(i->second, detach_atom_v, std::move(session));
-    },
-    [self](sub_atom, std::string pattern, uint64_t subscription_id,
-           session_actor session) -> caf::result<caf::ok_atom> {
-      return subscribe(self, std::move(pattern), subscription_id,
-                       std::move(session));
-    },
-    [self](unsub_atom, uint64_t subscription_id, session_actor session) {
-      unsubscribe(self, session.address(), subscription_id);
-    },
-    [self](idle_atom, const std::string& name, topic_actor topic) {
-      auto& st = self->state;
-      auto i = st.topics.find(name);
-      if (i == st.topics.end() || i->second != topic)
-        return;
-      // Awaiting keeps every other request (a resolve, a subscribe) from
-      // reaching the topic between its last check and its exit.
-      self->request(topic, caf::infinite, stop_atom_v)
-        .await(
-          [self, addr = topic.address()](bool stopped) {
-            if (stopped)
-              forget_topic(self->state, addr);
-          },
-          [self, addr = topic.address()](caf::error&) {
-            forget_topic(self->state, addr);
-          });
-    },
-    [self](stats_atom) {
-      auto& st = self->state;
-      return router_stats{st.topics.size(), st.subscriptions.size(),
-                          st.keys_by_session.size()};
-    },
+      [self](resolve_atom, const std::string& name,
+             session_actor session) -> caf::delegated<route_ref> {
+        auto topic = topic_for(self, name);
+        return self->delegate(topic, attach_atom_v, std::move(session));
+      },
+      [self](detach_atom, const std::string& name, session_actor session) {
+        auto& st = self->state;
+        if (auto i = st.topics.find(name); i != st.topics.end())
+          self->send(i->second, detach_atom_v, std::move(session));
+      },
+      [self](sub_atom, std::string pattern, uint64_t subscription_id,
+             session_actor session) -> caf::result<caf::ok_atom> {
+        return subscribe(self, std::move(pattern), subscription_id,
+                         std::move(session));
+      },
+      [self](unsub_atom, uint64_t subscription_id, session_actor session) {
+        unsubscribe(self, session.address(), subscription_id);
+      },
+      [self](idle_atom, const std::string& name, topic_actor topic) {
+        auto& st = self->state;
+        auto i = st.topics.find(name);
+        if (i == st.topics.end() || i->second != topic)
+          return;
+        // Awaiting keeps every other request (a resolve, a subscribe) from
+        // reaching the topic between its last check and its exit.
+        self->request(topic, caf::infinite, stop_atom_v)
+            .await(
+                [self, addr = topic.address()](bool stopped) {
+                  if (stopped)
+                    forget_topic(self->state, addr);
+                },
+                [self, addr = topic.address()](caf::error&) {
+                  forget_topic(self->state, addr);
+                });
+      },
+      [self](stats_atom) {
+        auto& st = self->state;
+        return router_stats{st.topics.size(), st.subscriptions.size(),
+                            st.keys_by_session.size()};
+      },
   };
 }
 

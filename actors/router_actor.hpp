@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <caf/stateful_actor.hpp>
 
@@ -44,11 +45,13 @@ struct router_state {
   std::unordered_map<uint64_t, router_subscription> subscriptions;
   /// Subscription keys by session and subscription id.
   std::unordered_map<caf::actor_addr, std::unordered_map<uint64_t, uint64_t>>
-    keys_by_session;
+      keys_by_session;
   /// Live topic actors by name.
   std::unordered_map<std::string, topic_actor> topics;
   /// Topic names by actor, to tell a stale down message from a live topic.
   std::unordered_map<caf::actor_addr, std::string> topic_names;
+  /// Topic actors linked to the router whose exit message is still due.
+  std::unordered_set<caf::actor_addr> linked_topics;
   /// The live topic names as a token trie, for matching new patterns.
   topic_tree topic_index;
   /// The next subscription key.

@@ -41,46 +41,47 @@ void subscribe(session_pointer self, uint64_t request_id,
     queue_error(self, request_id, "subscribe", id, err);
     return;
   }
-  if (st.deliveries.subscriptions() >= st.ctx.limits.max_subscriptions_per_session) {
-    queue_error(self, request_id, "subscribe", id,
-                make_error_info(ec::limit_exceeded,
-                                "this session already has "
-                                  + std::to_string(st.deliveries.subscriptions())
-                                  + " subscriptions, the limit"));
+  if (st.deliveries.subscriptions() >=
+      st.ctx.limits.max_subscriptions_per_session) {
+    queue_error(
+        self, request_id, "subscribe", id,
+        make_error_info(ec::limit_exceeded,
+                        "this session already has " +
+                            std::to_string(st.deliveries.subscriptions()) +
+                            " subscriptions, the limit"));
     return;
   }
   if (!st.deliveries.add(id)) {
     queue_error(self, request_id, "subscribe", id,
                 make_error_info(ec::invalid_request,
-                                "subscription id " + std::to_string(id)
-                                  + " is already in use on this stream"));
+                                "subscription id " + std::to_string(id) +
+                                    " is already in use on this stream"));
     return;
   }
   ++st.stats.subscriptions;
-  self
-    ->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
-              caf::actor_cast<session_actor>(self))
-    .then(
-      [self, id, request_id](caf::ok_atom) {
-        auto& st = self->state;
-        if (!st.deliveries.contains(id))
-          return; // unsubscribed meanwhile
-        auto frame = std::make_unique<pb::ServerFrame>();
-        frame->mutable_subscribed()->set_subscription_id(id);
-        frame->mutable_subscribed()->set_request_id(request_id);
-        st.control.push_back(std::move(frame));
-        st.deliveries.confirm(id);
-        flush(self);
-      },
-      [self, id, request_id](caf::error& err) {
-        auto& st = self->state;
-        if (st.deliveries.remove(id))
-          --st.stats.subscriptions;
-        queue_error(self, request_id, "subscribe", id,
-                    make_error_info(ec::internal, "the router failed: "
-                                                    + to_string(err)));
-        flush(self);
-      });
+  self->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
+                caf::actor_cast<session_actor>(self))
+      .then(
+          [self, id, request_id](caf::ok_atom) {
+            auto& st = self->state;
+            if (!st.deliveries.contains(id))
+              return; // unsubscribed meanwhile
+            auto frame = std::make_unique<pb::ServerFrame>();
+            frame->mutable_subscribed()->set_subscription_id(id);
+            frame->mutable_subscribed()->set_request_id(request_id);
+            st.control.push_back(std::move(frame));
+            st.deliveries.confirm(id);
+            flush(self);
+          },
+          [self, id, request_id](caf::error& err) {
+            auto& st = self->state;
+            if (st.deliveries.remove(id))
+              --st.stats.subscriptions;
+            queue_error(self, request_id, "subscribe", id,
+                        make_error_info(ec::internal, "the router failed: " +
+                                                          to_string(err)));
+            flush(self);
+          });
 }
 
 void unsubscribe(session_pointer self, uint64_t request_id,
@@ -90,8 +91,8 @@ void unsubscribe(session_pointer self, uint64_t request_id,
   if (!st.deliveries.remove(id)) {
     queue_error(self, request_id, "unsubscribe", id,
                 make_error_info(ec::unknown_subscription,
-                                "no subscription with id " + std::to_string(id)
-                                  + " on this stream"));
+                                "no subscription with id " +
+                                    std::to_string(id) + " on this stream"));
     return;
   }
   --st.stats.subscriptions;
@@ -107,43 +108,42 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
   auto& st = self->state;
   auto request_id = frame->request_id();
   switch (frame->kind_case()) {
-    case pb::ClientFrame::kSubscribe:
-      subscribe(self, request_id, frame->subscribe());
+  case pb::ClientFrame::kSubscribe:
+    subscribe(self, request_id, frame->subscribe());
+    break;
+  case pb::ClientFrame::kUnsubscribe:
+    unsubscribe(self, request_id, frame->unsubscribe());
+    break;
+  case pb::ClientFrame::kPublish: {
+    auto& msgs = *frame->mutable_publish()->mutable_messages();
+    if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
+      queue_error(
+          self, request_id, "publish", 0,
+          make_error_info(ec::limit_exceeded,
+                          "publish frame holds " + std::to_string(msgs.size()) +
+                              " messages; the limit is " +
+                              std::to_string(st.ctx.limits.max_publish_batch)));
       break;
-    case pb::ClientFrame::kUnsubscribe:
-      unsubscribe(self, request_id, frame->unsubscribe());
-      break;
-    case pb::ClientFrame::kPublish: {
-      auto& msgs = *frame->mutable_publish()->mutable_messages();
-      if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
-        queue_error(self, request_id, "publish", 0,
-                    make_error_info(ec::limit_exceeded,
-                                    "publish frame holds "
-                                      + std::to_string(msgs.size())
-                                      + " messages; the limit is "
-                                      + std::to_string(
-                                        st.ctx.limits.max_publish_batch)));
-        break;
-      }
-      auto job = make_publish_job(st, msgs);
-      job->request_id = request_id;
-      job->confirm = frame->publish().confirm();
-      run_publish(self, std::move(job));
-      return; // released once routed
     }
-    case pb::ClientFrame::kAck:
-    case pb::ClientFrame::kNack:
-    case pb::ClientFrame::kInProgress:
-      queue_error(self, request_id, "ack", 0,
-                  make_error_info(ec::unimplemented,
-                                  "consumer groups are not available yet"));
-      break;
-    case pb::ClientFrame::KIND_NOT_SET:
-      queue_error(self, request_id, "unknown", 0,
-                  make_error_info(ec::invalid_request,
-                                  "the frame holds no request this broker "
-                                  "knows"));
-      break;
+    auto job = make_publish_job(st, msgs);
+    job->request_id = request_id;
+    job->confirm = frame->publish().confirm();
+    run_publish(self, std::move(job));
+    return; // released once routed
+  }
+  case pb::ClientFrame::kAck:
+  case pb::ClientFrame::kNack:
+  case pb::ClientFrame::kInProgress:
+    queue_error(self, request_id, "ack", 0,
+                make_error_info(ec::unimplemented,
+                                "consumer groups are not available yet"));
+    break;
+  case pb::ClientFrame::KIND_NOT_SET:
+    queue_error(self, request_id, "unknown", 0,
+                make_error_info(ec::invalid_request,
+                                "the frame holds no request this broker "
+                                "knows"));
+    break;
   }
   release_frame(self);
   flush(self);
@@ -176,9 +176,8 @@ void queue_drop_notices(session_state& st) {
 
 } // namespace
 
-void queue_error(session_pointer self, uint64_t request_id,
-                 const char* request, uint64_t subscription_id,
-                 const error_info& error) {
+void queue_error(session_pointer self, uint64_t request_id, const char* request,
+                 uint64_t subscription_id, const error_info& error) {
   auto frame = std::make_unique<pb::ServerFrame>();
   auto* out = frame->mutable_error();
   out->set_request_id(request_id);
@@ -221,7 +220,7 @@ void flush(session_pointer self) {
     } else {
       frame = std::make_unique<pb::ServerFrame>();
       st.stats.delivered += st.deliveries.drain(
-        *frame, st.ctx.limits.max_frame_messages, max_frame_bytes);
+          *frame, st.ctx.limits.max_frame_messages, max_frame_bytes);
     }
     st.sink->write(std::move(frame));
   }
@@ -246,51 +245,52 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       sink->finish(ec::shutting_down, "the session ended");
     });
   return {
-    [self](frame_atom, const client_frame_ptr& frame) {
-      if (!self->state.closing)
-        handle_frame(self, frame);
-    },
-    [self](writable_atom) { flush(self); },
-    [self](closed_atom) {
-      self->state.closing = true;
-      flush(self);
-    },
-    [self](deliver_atom, const fanout_batch& batch) {
-      auto& st = self->state;
-      if (st.closing)
-        return;
-      for (auto& item : batch.items)
-        st.deliveries.push(item.subscription_id, item.message);
-      flush(self);
-    },
-    [self](route_atom, const route_ref& route) {
-      self->state.routes.update(route);
-      return caf::ok_atom_v;
-    },
-    [self](unary_atom, const unary_call_ptr& call) {
-      auto& st = self->state;
-      auto& msgs = *call->request->mutable_messages();
-      if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
-        call->complete(make_error_info(
-          ec::limit_exceeded,
-          "publish request holds " + std::to_string(msgs.size())
-            + " messages; the limit is "
-            + std::to_string(st.ctx.limits.max_publish_batch)));
-        return;
-      }
-      auto job = make_publish_job(st, msgs);
-      job->unary = call;
-      run_publish(self, std::move(job));
-    },
-    [self](tick_atom) { sweep_routes(self); },
-    [self](stats_atom) {
-      auto& st = self->state;
-      auto result = st.stats;
-      result.cached_routes = st.routes.size();
-      result.buffered = st.deliveries.buffered();
-      result.dropped = st.deliveries.dropped_total();
-      return result;
-    },
+      [self](frame_atom, const client_frame_ptr& frame) {
+        if (!self->state.closing)
+          handle_frame(self, frame);
+      },
+      [self](writable_atom) { flush(self); },
+      [self](closed_atom) {
+        self->state.closing = true;
+        flush(self);
+      },
+      [self](deliver_atom, const fanout_batch& batch) {
+        auto& st = self->state;
+        if (st.closing)
+          return;
+        for (auto& item : batch.items)
+          st.deliveries.push(item.subscription_id, item.message);
+        flush(self);
+      },
+      [self](route_atom, const route_ref& route) {
+        self->state.routes.update(route);
+        return caf::ok_atom_v;
+      },
+      [self](unary_atom, const unary_call_ptr& call) {
+        auto& st = self->state;
+        auto& msgs = *call->request->mutable_messages();
+        if (static_cast<size_t>(msgs.size()) >
+            st.ctx.limits.max_publish_batch) {
+          call->complete(make_error_info(
+              ec::limit_exceeded,
+              "publish request holds " + std::to_string(msgs.size()) +
+                  " messages; the limit is " +
+                  std::to_string(st.ctx.limits.max_publish_batch)));
+          return;
+        }
+        auto job = make_publish_job(st, msgs);
+        job->unary = call;
+        run_publish(self, std::move(job));
+      },
+      [self](tick_atom) { sweep_routes(self); },
+      [self](stats_atom) {
+        auto& st = self->state;
+        auto result = st.stats;
+        result.cached_routes = st.routes.size();
+        result.buffered = st.deliveries.buffered();
+        result.dropped = st.deliveries.dropped_total();
+        return result;
+      },
   };
 }
 

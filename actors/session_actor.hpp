@@ -101,21 +101,20 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 broker_context ctx,
                                                 frame_sink_ptr sink);
 
-// -- internals shared by the session's source files ----------------------------
+// -- internals shared by the session's source files
+// ----------------------------
 
 /// Starts publishing `job`: resolves missing routes, then routes it.
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 
 /// Validates `messages` and turns the valid ones into accepted messages.
-std::shared_ptr<publish_job>
-make_publish_job(session_state& st,
-                 google::protobuf::RepeatedPtrField<tinybroker::v1::Message>&
-                   messages);
+std::shared_ptr<publish_job> make_publish_job(
+    session_state& st,
+    google::protobuf::RepeatedPtrField<tinybroker::v1::Message>& messages);
 
 /// Queues an error frame that names the refused request.
-void queue_error(session_pointer self, uint64_t request_id,
-                 const char* request, uint64_t subscription_id,
-                 const error_info& error);
+void queue_error(session_pointer self, uint64_t request_id, const char* request,
+                 uint64_t subscription_id, const error_info& error);
 
 /// Writes what the stream can take now.
 void flush(session_pointer self);

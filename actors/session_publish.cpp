@@ -21,7 +21,7 @@ namespace pb = tinybroker::v1;
 int64_t now_unix_nanos() {
   using namespace std::chrono;
   return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
-    .count();
+      .count();
 }
 
 // Returns why `msg` cannot be published, or no error.
@@ -30,18 +30,17 @@ error_info check_message(const session_state& st, const pb::Message& msg) {
     return err;
   if (is_system_topic(msg.topic()))
     return make_error_info(ec::reserved_topic,
-                           "topic \"" + msg.topic()
-                             + "\" belongs to the broker; clients may not "
+                           "topic \"" + msg.topic() +
+                               "\" belongs to the broker; clients may not "
                                "publish to it");
   auto size = msg.payload().size() + msg.key().size();
   for (auto& [name, value] : msg.headers())
     size += name.size() + value.size();
   if (size > st.ctx.limits.max_message_bytes)
     return make_error_info(ec::message_too_large,
-                           "message to \"" + msg.topic() + "\" has "
-                             + std::to_string(size)
-                             + " bytes; the limit is "
-                             + std::to_string(st.ctx.limits.max_message_bytes));
+                           "message to \"" + msg.topic() + "\" has " +
+                               std::to_string(size) + " bytes; the limit is " +
+                               std::to_string(st.ctx.limits.max_message_bytes));
   return {};
 }
 
@@ -84,12 +83,12 @@ void report_refusals(session_pointer self, const publish_job& job) {
     }
   if (first == nullptr)
     return;
-  queue_error(self, job.request_id, "publish", 0,
-              make_error_info(first->code,
-                              std::to_string(refused) + " of "
-                                + std::to_string(job.outcomes.size())
-                                + " messages refused; the first: "
-                                + first->text));
+  queue_error(
+      self, job.request_id, "publish", 0,
+      make_error_info(first->code,
+                      std::to_string(refused) + " of " +
+                          std::to_string(job.outcomes.size()) +
+                          " messages refused; the first: " + first->text));
 }
 
 // Sends every destination its batch, in publish order, then confirms.
@@ -101,8 +100,9 @@ void route_and_confirm(session_pointer self, publish_job& job) {
     auto& msg = job.accepted[k];
     auto* route = find_route(st, job, msg->topic);
     if (route == nullptr) {
-      job.outcomes[job.positions[k]].error = make_error_info(
-        ec::internal, "no route for topic \"" + msg->topic + "\" (the router failed)");
+      job.outcomes[job.positions[k]].error =
+          make_error_info(ec::internal, "no route for topic \"" + msg->topic +
+                                            "\" (the router failed)");
       continue;
     }
     if ((*route)->empty()) {
@@ -110,12 +110,12 @@ void route_and_confirm(session_pointer self, publish_job& job) {
       continue;
     }
     for (auto& target : (*route)->fanout) {
-      auto [pos, added] = index.emplace(target.session.address(),
-                                        batches.size());
+      auto [pos, added] =
+          index.emplace(target.session.address(), batches.size());
       if (added)
         batches.emplace_back(target.session, fanout_batch{});
       batches[pos->second].second.items.push_back(
-        fanout_item{msg, target.subscription_id});
+          fanout_item{msg, target.subscription_id});
     }
   }
   for (auto& [dest, batch] : batches)
@@ -204,21 +204,20 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
   // batch is routed before anything the client sends after it.
   job->pending_lookups = missing.size();
   for (auto& topic : missing) {
-    self
-      ->request(st.ctx.router, caf::infinite, resolve_atom_v, topic,
-                caf::actor_cast<session_actor>(self))
-      .await(
-        [self, job](route_ref& route) {
-          cache_route(self, route);
-          job->resolved.emplace(route->topic, route);
-          if (--job->pending_lookups == 0)
-            route_and_confirm(self, *job);
-        },
-        [self, job](caf::error&) {
-          // The topic stays unresolved: its messages are refused below.
-          if (--job->pending_lookups == 0)
-            route_and_confirm(self, *job);
-        });
+    self->request(st.ctx.router, caf::infinite, resolve_atom_v, topic,
+                  caf::actor_cast<session_actor>(self))
+        .await(
+            [self, job](route_ref& route) {
+              cache_route(self, route);
+              job->resolved.emplace(route->topic, route);
+              if (--job->pending_lookups == 0)
+                route_and_confirm(self, *job);
+            },
+            [self, job](caf::error&) {
+              // The topic stays unresolved: its messages are refused below.
+              if (--job->pending_lookups == 0)
+                route_and_confirm(self, *job);
+            });
   }
 }
 

@@ -15,7 +15,8 @@ topic_session& session_entry(topic_pointer self, const session_actor& handle) {
     return i->second;
   self->monitor(handle);
   ++self->state.idle_generation;
-  return sessions.emplace(handle.address(), topic_session{handle}).first->second;
+  return sessions.emplace(handle.address(), topic_session{handle})
+      .first->second;
 }
 
 // Starts the idle countdown when nobody uses this topic any more.
@@ -53,8 +54,8 @@ size_t publish_route(topic_pointer self, std::shared_ptr<route> next,
       continue;
     ++asked;
     self->request(entry.handle, caf::infinite, route_atom_v, st.current)
-      .then([on_answer](caf::ok_atom) mutable { on_answer(); },
-            [on_answer](caf::error&) mutable { on_answer(); });
+        .then([on_answer](caf::ok_atom) mutable { on_answer(); },
+              [on_answer](caf::error&) mutable { on_answer(); });
   }
   return asked;
 }
@@ -68,8 +69,8 @@ std::shared_ptr<route> route_without(const topic_state& st,
   auto& fanout = next->fanout;
   fanout.erase(std::remove_if(fanout.begin(), fanout.end(),
                               [&](const fanout_target& x) {
-                                return x.session.address() == addr
-                                       && (!only || x == *only);
+                                return x.session.address() == addr &&
+                                       (!only || x == *only);
                               }),
                fanout.end());
   return next;
@@ -85,7 +86,7 @@ void remove_targets(topic_pointer self, const caf::actor_addr& addr,
     return;
   if (auto i = st.sessions.find(addr); i != st.sessions.end())
     i->second.subscriptions -= std::min<uint32_t>(
-      i->second.subscriptions, static_cast<uint32_t>(removed));
+        i->second.subscriptions, static_cast<uint32_t>(removed));
   publish_route(self, std::move(next), [] {});
 }
 
@@ -105,10 +106,11 @@ caf::result<caf::ok_atom> add_target(topic_pointer self,
                    });
   auto promise = self->make_response_promise<caf::ok_atom>();
   auto remaining = std::make_shared<size_t>(0);
-  auto asked = publish_route(self, std::move(next), [promise, remaining]() mutable {
-    if (--*remaining == 0)
-      promise.deliver(caf::ok_atom_v);
-  });
+  auto asked =
+      publish_route(self, std::move(next), [promise, remaining]() mutable {
+        if (--*remaining == 0)
+          promise.deliver(caf::ok_atom_v);
+      });
   if (asked == 0) {
     // The promise took over the request: answer through it, since a value
     // returned now would be dropped.
@@ -147,43 +149,44 @@ topic_actor_impl(topic_pointer self, std::string name, router_actor router,
     check_idle(self);
   });
   return {
-    [self](attach_atom, session_actor session) -> route_ref {
-      session_entry(self, session).caches = true;
-      return self->state.current;
-    },
-    [self](detach_atom, const session_actor& session) {
-      auto& sessions = self->state.sessions;
-      if (auto i = sessions.find(session.address()); i != sessions.end()) {
-        i->second.caches = false;
-        release_if_unused(self, session.address());
-      }
-    },
-    [self](add_dest_atom, const fanout_target& target) {
-      return add_target(self, target);
-    },
-    [self](del_dest_atom, const fanout_target& target) {
-      auto addr = target.session.address();
-      remove_targets(self, addr, &target);
-      release_if_unused(self, addr);
-    },
-    [self](stop_atom) {
-      if (!self->state.sessions.empty())
-        return false;
-      self->quit();
-      return true;
-    },
-    [self](tick_atom, uint64_t generation) {
-      auto& st = self->state;
-      if (generation == st.idle_generation && st.sessions.empty())
-        self->send(st.router, idle_atom_v, st.topic, caf::actor_cast<topic_actor>(self));
-    },
-    [self](stats_atom) {
-      auto& st = self->state;
-      topic_stats result{st.topic, st.current->fanout.size(), 0};
-      for (auto& [addr, entry] : st.sessions)
-        result.cachers += entry.caches ? 1 : 0;
-      return result;
-    },
+      [self](attach_atom, session_actor session) -> route_ref {
+        session_entry(self, session).caches = true;
+        return self->state.current;
+      },
+      [self](detach_atom, const session_actor& session) {
+        auto& sessions = self->state.sessions;
+        if (auto i = sessions.find(session.address()); i != sessions.end()) {
+          i->second.caches = false;
+          release_if_unused(self, session.address());
+        }
+      },
+      [self](add_dest_atom, const fanout_target& target) {
+        return add_target(self, target);
+      },
+      [self](del_dest_atom, const fanout_target& target) {
+        auto addr = target.session.address();
+        remove_targets(self, addr, &target);
+        release_if_unused(self, addr);
+      },
+      [self](stop_atom) {
+        if (!self->state.sessions.empty())
+          return false;
+        self->quit();
+        return true;
+      },
+      [self](tick_atom, uint64_t generation) {
+        auto& st = self->state;
+        if (generation == st.idle_generation && st.sessions.empty())
+          self->send(st.router, idle_atom_v, st.topic,
+                     caf::actor_cast<topic_actor>(self));
+      },
+      [self](stats_atom) {
+        auto& st = self->state;
+        topic_stats result{st.topic, st.current->fanout.size(), 0};
+        for (auto& [addr, entry] : st.sessions)
+          result.cachers += entry.caches ? 1 : 0;
+        return result;
+      },
   };
 }
 

@@ -3,10 +3,12 @@
 //
 // Lifecycle:
 //
-//   spawned by the router --> live --(no subscriber, no publisher for
-//        ^                     |      topic_idle_timeout)--> idle --router: stop--> gone
-//        |                     |                               |
-//        +--- attach/add_dest -+<---------- attach/add_dest ---+
+//   spawned --> live --(no subscriber, no cacher)--> idle
+//                 ^                                   |
+//                 +------ attach / add_dest ----------+
+//                                                     | topic_idle_timeout,
+//                                                     v router says stop
+//                                                   gone
 //
 // Publishers never send messages through the topic actor: they cache its
 // route and send straight to the destinations, so one publisher's messages

@@ -31,8 +31,9 @@ int subscribe(tb::client::connection& conn, const std::string& pattern,
   auto ready = session->next(std::chrono::seconds(10));
   if (!ready || ready->kind_case() != pb::ServerFrame::kSubscribed) {
     std::cerr << "subscribe failed: "
-              << (ready && ready->has_error() ? ready->error().error().message()
-                                              : session->status().error_message())
+              << (ready && ready->has_error()
+                      ? ready->error().error().message()
+                      : session->status().error_message())
               << "\n";
     return 1;
   }
@@ -43,8 +44,8 @@ int subscribe(tb::client::connection& conn, const std::string& pattern,
     if (!frame)
       break;
     if (frame->has_dropped())
-      std::cout << "lost " << frame->dropped().count()
-                << " messages (too slow)" << std::endl;
+      std::cout << "lost " << frame->dropped().count() << " messages (too slow)"
+                << std::endl;
     for (auto& d : frame->deliveries().deliveries()) {
       std::cout << "#" << d.message_id() << " " << d.topic() << ": "
                 << d.payload() << std::endl;

@@ -15,14 +15,14 @@ namespace pb = tinybroker::v1;
 grpc::ServerUnaryReactor* not_yet(grpc::CallbackServerContext* ctx,
                                   const char* what) {
   auto* reactor = ctx->DefaultReactor();
-  reactor->Finish(to_grpc_status(
-    ec::unimplemented, std::string{what} + " is not available yet"));
+  reactor->Finish(to_grpc_status(ec::unimplemented,
+                                 std::string{what} + " is not available yet"));
   return reactor;
 }
 
 // A bidi reactor that ends its stream at once with `status`.
 class refusing_reactor final
-  : public grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame> {
+    : public grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame> {
 public:
   explicit refusing_reactor(const grpc::Status& status) {
     Finish(status);
@@ -37,7 +37,7 @@ public:
 
 broker_service::broker_service(caf::actor_system& sys, broker_context ctx,
                                std::vector<session_actor> publishers)
-  : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)) {
+    : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)) {
   // nop
 }
 
@@ -46,13 +46,14 @@ void broker_service::shut_down() {
   sessions_.shut_down();
 }
 
-grpc::ServerUnaryReactor* broker_service::Publish(
-  grpc::CallbackServerContext* ctx, const pb::PublishRequest* req,
-  pb::PublishReply* reply) {
+grpc::ServerUnaryReactor*
+broker_service::Publish(grpc::CallbackServerContext* ctx,
+                        const pb::PublishRequest* req,
+                        pb::PublishReply* reply) {
   auto* reactor = ctx->DefaultReactor();
   if (shutting_down_ || publishers_.empty()) {
     reactor->Finish(
-      to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+        to_grpc_status(ec::shutting_down, "the broker is shutting down"));
     return reactor;
   }
   auto call = std::make_shared<unary_call>();
@@ -74,7 +75,7 @@ grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame>*
 broker_service::Session(grpc::CallbackServerContext*) {
   if (shutting_down_)
     return new refusing_reactor(
-      to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+        to_grpc_status(ec::shutting_down, "the broker is shutting down"));
   return new session_reactor(sys_, ctx_, sessions_);
 }
 
@@ -93,14 +94,13 @@ broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
 
 grpc::ServerUnaryReactor*
 broker_service::ListGroups(grpc::CallbackServerContext* ctx,
-                           const pb::ListGroupsRequest*,
-                           pb::ListGroupsReply*) {
+                           const pb::ListGroupsRequest*, pb::ListGroupsReply*) {
   return not_yet(ctx, "ListGroups");
 }
 
-grpc::ServerUnaryReactor* broker_service::Stats(grpc::CallbackServerContext* ctx,
-                                                const pb::StatsRequest*,
-                                                pb::StatsReply*) {
+grpc::ServerUnaryReactor*
+broker_service::Stats(grpc::CallbackServerContext* ctx, const pb::StatsRequest*,
+                      pb::StatsReply*) {
   return not_yet(ctx, "Stats");
 }
 

@@ -35,9 +35,10 @@ public:
     return sessions_.size();
   }
 
-  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* ctx,
-                                    const tinybroker::v1::PublishRequest* req,
-                                    tinybroker::v1::PublishReply* reply) override;
+  grpc::ServerUnaryReactor*
+  Publish(grpc::CallbackServerContext* ctx,
+          const tinybroker::v1::PublishRequest* req,
+          tinybroker::v1::PublishReply* reply) override;
 
   grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
                           tinybroker::v1::ServerFrame>*

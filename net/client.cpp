@@ -25,7 +25,7 @@ connection::connection(const std::string& address) {
   args.SetMaxReceiveMessageSize(max_message_bytes);
   args.SetMaxSendMessageSize(max_message_bytes);
   channel_ = grpc::CreateCustomChannel(
-    address, grpc::InsecureChannelCredentials(), args);
+      address, grpc::InsecureChannelCredentials(), args);
   stub_ = pb::Broker::NewStub(channel_);
 }
 
@@ -49,8 +49,7 @@ std::unique_ptr<session> connection::open_session() {
 }
 
 bool connection::wait_connected(std::chrono::milliseconds timeout) {
-  return channel_->WaitForConnected(std::chrono::system_clock::now()
-                                    + timeout);
+  return channel_->WaitForConnected(std::chrono::system_clock::now() + timeout);
 }
 
 } // namespace tb::client

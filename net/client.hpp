@@ -48,11 +48,10 @@ public:
 
   /// Publishes a batch with the unary Publish call; fills `results` with one
   /// result per message. Returns the call's status.
-  grpc::Status publish(const std::vector<outgoing_message>& messages,
-                       std::vector<tinybroker::v1::PublishResult>* results
-                       = nullptr,
-                       std::chrono::milliseconds timeout
-                       = std::chrono::seconds(10));
+  grpc::Status
+  publish(const std::vector<outgoing_message>& messages,
+          std::vector<tinybroker::v1::PublishResult>* results = nullptr,
+          std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   /// Opens a Session stream.
   std::unique_ptr<session> open_session();

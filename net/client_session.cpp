@@ -8,7 +8,9 @@ namespace pb = tinybroker::v1;
 
 session::session(pb::Broker::Stub& stub) {
   stream_ = stub.Session(&context_);
-  reader_ = std::thread{[this] { read_loop(); }};
+  reader_ = std::thread{[this] {
+    read_loop();
+  }};
 }
 
 session::~session() {
@@ -86,7 +88,7 @@ session::wait_for(frame_kind kind, std::chrono::milliseconds timeout,
   auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       return std::nullopt;
     auto frame = next(left);
@@ -105,7 +107,7 @@ std::vector<pb::Delivery> session::receive(std::size_t count,
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (result.size() < count) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-      deadline - std::chrono::steady_clock::now());
+        deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0)
       break;
     auto frame = wait_for(pb::ServerFrame::kDeliveries, left);

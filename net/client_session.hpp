@@ -70,8 +70,8 @@ public:
 
   /// Half-closes the stream (no more requests) and waits for the broker to
   /// end it; returns the final status.
-  grpc::Status close(std::chrono::milliseconds timeout
-                     = std::chrono::seconds(10));
+  grpc::Status
+  close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   /// Cancels the stream at once, as a crashed client would.
   void cancel();
@@ -88,7 +88,7 @@ private:
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReaderWriter<tinybroker::v1::ClientFrame,
                                            tinybroker::v1::ServerFrame>>
-    stream_;
+      stream_;
   std::mutex write_mutex_;
   bool writes_done_ = false;
   mutable std::mutex mutex_;

@@ -15,18 +15,18 @@ std::mutex output_mutex;
 
 const char* name_of(level lvl) {
   switch (lvl) {
-    case level::trace:
-      return "TRACE";
-    case level::debug:
-      return "DEBUG";
-    case level::info:
-      return "INFO";
-    case level::warn:
-      return "WARN";
-    case level::error:
-      return "ERROR";
-    case level::off:
-      break;
+  case level::trace:
+    return "TRACE";
+  case level::debug:
+    return "DEBUG";
+  case level::info:
+    return "INFO";
+  case level::warn:
+    return "WARN";
+  case level::error:
+    return "ERROR";
+  case level::off:
+    break;
   }
   return "";
 }
@@ -35,8 +35,8 @@ const char* name_of(level lvl) {
 
 bool parse_level(std::string_view text, level& out) {
   constexpr std::pair<std::string_view, level> names[] = {
-    {"trace", level::trace}, {"debug", level::debug}, {"info", level::info},
-    {"warn", level::warn},   {"error", level::error}, {"off", level::off},
+      {"trace", level::trace}, {"debug", level::debug}, {"info", level::info},
+      {"warn", level::warn},   {"error", level::error}, {"off", level::off},
   };
   for (auto& [name, lvl] : names)
     if (text == name) {

@@ -30,8 +30,8 @@ public:
   explicit system_config(std::size_t worker_threads) {
     tb::add_message_types(*this);
     auto threads = worker_threads != 0
-                     ? worker_threads
-                     : std::max(2u, std::thread::hardware_concurrency());
+                       ? worker_threads
+                       : std::max(2u, std::thread::hardware_concurrency());
     set("scheduler.max-threads", threads);
   }
 };
@@ -57,7 +57,7 @@ error_info broker_server::start() {
   auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
   for (std::size_t i = 0; i < pool; ++i)
     publishers_.push_back(
-      system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
+        system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
   service_ = std::make_unique<broker_service>(*system_, ctx, publishers_);
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
@@ -75,8 +75,8 @@ error_info broker_server::start() {
     running_ = true; // let stop() release the actors
     stop();
     return make_error_info(ec::invalid_request,
-                           "cannot listen on \"" + cfg_.listen
-                             + "\" (address in use or not valid)");
+                           "cannot listen on \"" + cfg_.listen +
+                               "\" (address in use or not valid)");
   }
   auto host = cfg_.listen.substr(0, cfg_.listen.rfind(':'));
   address_ = host + ":" + std::to_string(port);
@@ -105,13 +105,15 @@ void broker_server::stop() {
   {
     caf::scoped_actor self{*system_};
     self->request(router_, std::chrono::seconds(1), stats_atom_v)
-      .receive(
-        [](const router_stats& stats) {
-          log::info("stopped with " + std::to_string(stats.topics)
-                    + " topics and " + std::to_string(stats.subscriptions)
-                    + " subscriptions; nothing was held (fan-out only)");
-        },
-        [](caf::error&) { log::warn("the router did not report at stop"); });
+        .receive(
+            [](const router_stats& stats) {
+              log::info("stopped with " + std::to_string(stats.topics) +
+                        " topics and " + std::to_string(stats.subscriptions) +
+                        " subscriptions; nothing was held (fan-out only)");
+            },
+            [](caf::error&) {
+              log::warn("the router did not report at stop");
+            });
   }
   for (auto& publisher : publishers_)
     caf::anon_send_exit(publisher, caf::exit_reason::user_shutdown);

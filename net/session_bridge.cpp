@@ -8,9 +8,8 @@
 
 namespace tb {
 
-session_bridge::session_bridge(session_reactor* reactor,
-                               std::size_t max_unread)
-  : reactor_(reactor), max_unread_(std::max<std::size_t>(max_unread, 1)) {
+session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread)
+    : reactor_(reactor), max_unread_(std::max<std::size_t>(max_unread, 1)) {
   // nop
 }
 
@@ -48,8 +47,8 @@ void session_bridge::frame_consumed() {
   std::lock_guard<std::mutex> guard{mutex_};
   if (unread_ > 0)
     --unread_;
-  if (read_paused_ && unread_ < max_unread_ && !read_ended_ && !finished_
-      && reactor_ != nullptr) {
+  if (read_paused_ && unread_ < max_unread_ && !read_ended_ && !finished_ &&
+      reactor_ != nullptr) {
     read_paused_ = false;
     start_read_locked();
   }

@@ -37,7 +37,8 @@ public:
   /// Binds the session actor and starts reading. Reactor thread only.
   void start(session_actor actor);
 
-  // -- frame_sink (session actor only) ------------------------------------------
+  // -- frame_sink (session actor only)
+  // ------------------------------------------
 
   bool ready_to_write() override;
 
@@ -47,7 +48,8 @@ public:
 
   void finish(ec code, const std::string& text) override;
 
-  // -- reactor callbacks (gRPC threads) -----------------------------------------
+  // -- reactor callbacks (gRPC threads)
+  // -----------------------------------------
 
   /// A read completed; `ok` is false once the client stopped sending.
   void on_read_done(bool ok);

@@ -18,8 +18,8 @@ constexpr size_t max_unread_frames = 4;
 session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
                                  session_registry& registry)
-  : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
-    registry_(registry) {
+    : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
+      registry_(registry) {
   if (!registry_.add(bridge_)) {
     Finish(to_grpc_status(ec::shutting_down, "the broker is shutting down"));
     return;
@@ -78,11 +78,10 @@ void session_registry::call_done() {
 }
 
 bool session_registry::wait_idle(
-  std::chrono::system_clock::time_point deadline) {
+    std::chrono::system_clock::time_point deadline) {
   std::unique_lock<std::mutex> guard{mutex_};
-  return idle_.wait_until(guard, deadline, [this] {
-    return bridges_.empty() && calls_ == 0;
-  });
+  return idle_.wait_until(guard, deadline,
+                          [this] { return bridges_.empty() && calls_ == 0; });
 }
 
 void session_registry::shut_down() {

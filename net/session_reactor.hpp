@@ -22,8 +22,8 @@ class session_registry;
 /// Reacts to one Session stream's gRPC events and forwards them to its
 /// bridge; spawns the stream's session actor and deletes itself in OnDone.
 class session_reactor final
-  : public grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
-                                   tinybroker::v1::ServerFrame> {
+    : public grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
+                                     tinybroker::v1::ServerFrame> {
 public:
   /// Spawns the session actor and starts reading.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,

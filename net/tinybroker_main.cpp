@@ -34,12 +34,12 @@ int main(int argc, char** argv) {
   std::string config_file;
   std::string listen;
   app.add_option("-c,--config", config_file, "TOML config file")
-    ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile);
   app.add_option("-l,--listen", listen,
                  "listen address HOST:PORT (overrides the config; port 0 "
                  "picks a free port)");
-  app.set_version_flag("--version", std::string{"tinybroker "}
-                                      + TINYBROKER_VERSION);
+  app.set_version_flag("--version",
+                       std::string{"tinybroker "} + TINYBROKER_VERSION);
   CLI11_PARSE(app, argc, argv);
 
   auto loaded = config_file.empty() ? tb::load_result{tb::broker_config{}}
@@ -67,13 +67,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   tb::log::info(tb::describe(cfg));
-  tb::log::info(std::string{"tinybroker "} + TINYBROKER_VERSION
-                + " listening on " + server.address() + " (config: "
-                + cfg.source + ")");
+  tb::log::info(std::string{"tinybroker "} + TINYBROKER_VERSION +
+                " listening on " + server.address() +
+                " (config: " + cfg.source + ")");
   int sig = 0;
   sigwait(&signals, &sig);
-  tb::log::info(std::string{"received "} + (sig == SIGINT ? "SIGINT" : "SIGTERM")
-                + ", shutting down");
+  tb::log::info(std::string{"received "} +
+                (sig == SIGINT ? "SIGINT" : "SIGTERM") + ", shutting down");
   server.stop();
   tb::log::info("stopped");
   return 0;

@@ -194,6 +194,20 @@ TEST_F(RouterTopic, UnusedTopicExpiresAfterPublisherSweepsItsRoute) {
   EXPECT_EQ(last_confirm(pub).size(), 1u);
 }
 
+TEST_F(RouterTopic, StoppingTheRouterStopsItsTopics) {
+  publish(pub, "t.a");
+  subscribe(sub, 1, "t.b");
+  publish(pub, "t.b");
+  auto a = topic("t.a");
+  auto b = topic("t.b");
+  ASSERT_TRUE(a && b);
+  self->send_exit(router, caf::exit_reason::user_shutdown);
+  run();
+  EXPECT_TRUE(terminated(router));
+  EXPECT_TRUE(terminated(a));
+  EXPECT_TRUE(terminated(b));
+}
+
 TEST_F(RouterTopic, TopicWithSubscriberOutlivesIdleTimeouts) {
   subscribe(sub, 1, "t.kept");
   publish(pub, "t.kept", 1, "a");

@@ -44,8 +44,7 @@ std::optional<int> wait_for_pid(pid_t pid, std::chrono::milliseconds timeout) {
     int status = 0;
     auto res = waitpid(pid, &status, WNOHANG);
     if (res == pid)
-      return WIFEXITED(status) ? WEXITSTATUS(status)
-                               : 128 + WTERMSIG(status);
+      return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (res < 0 || std::chrono::steady_clock::now() >= deadline)
       return std::nullopt;
     // Polling a child process: there is no portable blocking wait with a
@@ -67,7 +66,9 @@ child_process::child_process(const std::string& binary,
                              const std::vector<std::string>& args) {
   auto [pid, fd] = spawn(binary, args);
   pid_ = pid;
-  reader_ = std::thread{[this, fd = fd] { read_output(fd); }};
+  reader_ = std::thread{[this, fd = fd] {
+    read_output(fd);
+  }};
 }
 
 child_process::~child_process() {
@@ -123,13 +124,13 @@ std::string child_process::output() const {
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args)
-  : child_process(TINYBROKER_BINARY, free_port_args(std::move(extra_args))) {
+    : child_process(TINYBROKER_BINARY, free_port_args(std::move(extra_args))) {
   // nop
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args,
                                default_listen_t)
-  : child_process(TINYBROKER_BINARY, extra_args) {
+    : child_process(TINYBROKER_BINARY, extra_args) {
   // nop
 }
 

@@ -20,7 +20,8 @@ namespace tb::test {
 class child_process {
 public:
   /// Starts `binary` with `args`.
-  child_process(const std::string& binary, const std::vector<std::string>& args);
+  child_process(const std::string& binary,
+                const std::vector<std::string>& args);
 
   /// Kills the process if it still runs.
   ~child_process();
@@ -34,8 +35,9 @@ public:
 
   /// Sends `signal` and waits up to `timeout` for the exit; returns the
   /// exit code, or nothing if it did not exit in time.
-  std::optional<int> stop(int signal, std::chrono::milliseconds timeout
-                                      = std::chrono::seconds(15));
+  std::optional<int>
+  stop(int signal,
+       std::chrono::milliseconds timeout = std::chrono::seconds(15));
 
   /// Waits up to `timeout` for the process to exit by itself.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
@@ -70,8 +72,7 @@ public:
 
   /// Waits until the broker logs its address; false if it exited first or
   /// `timeout` passed.
-  bool wait_ready(std::chrono::milliseconds timeout
-                  = std::chrono::seconds(20));
+  bool wait_ready(std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
   /// Returns the `HOST:PORT` the broker listens on (after `wait_ready`).
   const std::string& address() const {

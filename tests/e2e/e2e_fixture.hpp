@@ -30,7 +30,7 @@ protected:
   }
 
   void SetUp() override {
-    broker_ = std::make_unique<broker_process>(broker_args()); 
+    broker_ = std::make_unique<broker_process>(broker_args());
     ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
     conn_ = std::make_unique<client::connection>(broker_->address());
     ASSERT_TRUE(conn_->wait_connected(patience));
@@ -49,8 +49,8 @@ protected:
   static void subscribe(client::session& session, uint64_t subscription_id,
                         const std::string& pattern) {
     ASSERT_TRUE(session.subscribe(subscription_id, pattern));
-    auto frame = session.wait_for(
-      tinybroker::v1::ServerFrame::kSubscribed, patience);
+    auto frame =
+        session.wait_for(tinybroker::v1::ServerFrame::kSubscribed, patience);
     ASSERT_TRUE(frame.has_value()) << "no Subscribed frame for " << pattern;
     EXPECT_EQ(frame->subscribed().subscription_id(), subscription_id);
   }

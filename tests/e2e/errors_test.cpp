@@ -40,19 +40,19 @@ void expect_still_usable(BrokerTest& test, client::session& session,
   ASSERT_TRUE(conn.publish({{topic, "ok", {}, {}}}).ok());
   auto got = session.receive(1, patience);
   ASSERT_EQ(got.size(), 1u) << "the stream is no longer usable";
-  (void) test;
+  (void)test;
 }
 
 TEST_F(ErrorsTest, BadTopicIsRefusedPerMessageAndTheRestRouted) {
   auto sub = subscriber(1, "good.>");
   std::vector<pb::PublishResult> results;
   ASSERT_TRUE(conn_
-                ->publish({{"good.one", "1", {}, {}},
-                           {"bad..topic", "2", {}, {}},
-                           {"good.*", "3", {}, {}},
-                           {"good.two", "4", {}, {}}},
-                          &results)
-                .ok());
+                  ->publish({{"good.one", "1", {}, {}},
+                             {"bad..topic", "2", {}, {}},
+                             {"good.*", "3", {}, {}},
+                             {"good.two", "4", {}, {}}},
+                            &results)
+                  .ok());
   ASSERT_EQ(results.size(), 4u);
   EXPECT_FALSE(results[0].has_error());
   EXPECT_EQ(results[1].error().code(), invalid_argument);
@@ -113,9 +113,8 @@ TEST_F(ErrorsTest, RefusalsWithoutConfirmGetAnErrorFrame) {
   EXPECT_EQ(frame->error().request_id(), 21u);
   EXPECT_EQ(frame->error().request(), "publish");
   EXPECT_EQ(frame->error().error().reason(), "reserved_topic");
-  EXPECT_NE(frame->error().error().message().find("2 of 3"),
-            std::string::npos)
-    << frame->error().error().message();
+  EXPECT_NE(frame->error().error().message().find("2 of 3"), std::string::npos)
+      << frame->error().error().message();
   EXPECT_EQ(topics_of(sub->receive(1, patience)),
             std::vector<std::string>({"fine"}));
 }

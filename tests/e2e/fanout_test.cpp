@@ -17,8 +17,8 @@ using strings = std::vector<std::string>;
 TEST_F(FanoutTest, ExactSubscriptionReceivesMessageWithIdTimeAndHeaders) {
   auto sub = subscriber(1, "orders.eu.created");
   auto before = std::chrono::system_clock::now();
-  client::outgoing_message msg{"orders.eu.created", "payload-1",
-                               {{"trace", "abc"}}, "customer-7"};
+  client::outgoing_message msg{
+      "orders.eu.created", "payload-1", {{"trace", "abc"}}, "customer-7"};
   std::vector<pb::PublishResult> results;
   ASSERT_TRUE(conn_->publish({msg}, &results).ok());
   ASSERT_EQ(results.size(), 1u);
@@ -33,8 +33,8 @@ TEST_F(FanoutTest, ExactSubscriptionReceivesMessageWithIdTimeAndHeaders) {
   EXPECT_EQ(d.message_id(), results[0].id());
   EXPECT_GT(d.message_id(), 0u);
   auto accepted = std::chrono::system_clock::time_point{
-    std::chrono::duration_cast<std::chrono::system_clock::duration>(
-      std::chrono::nanoseconds{d.accepted_unix_nanos()})};
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::nanoseconds{d.accepted_unix_nanos()})};
   EXPECT_GE(accepted, before - std::chrono::seconds(1));
   EXPECT_LE(accepted, std::chrono::system_clock::now());
   EXPECT_EQ(d.delivery_id(), 0u) << "fan-out deliveries need no answer";
@@ -75,8 +75,10 @@ TEST_F(FanoutTest, OnePublishersOrderHoldsAcrossTopics) {
   std::vector<client::outgoing_message> batch;
   for (int i = 0; i < orders; ++i) {
     auto id = std::to_string(i % 37);
-    batch.push_back({"orders." + id + ".created", std::to_string(2 * i), {}, {}});
-    batch.push_back({"orders." + id + ".paid", std::to_string(2 * i + 1), {}, {}});
+    batch.push_back(
+        {"orders." + id + ".created", std::to_string(2 * i), {}, {}});
+    batch.push_back(
+        {"orders." + id + ".paid", std::to_string(2 * i + 1), {}, {}});
     if (batch.size() >= 100 || i + 1 == orders) {
       ASSERT_TRUE(publisher->publish(batch));
       batch.clear();
@@ -95,8 +97,8 @@ TEST_F(FanoutTest, OnePublishersOrderHoldsAcrossTopics) {
 TEST_F(FanoutTest, StreamPublishConfirmCarriesIdsInOrder) {
   auto session = conn_->open_session();
   ASSERT_TRUE(session->publish(
-    {{"a.b", "1", {}, {}}, {"a.c", "2", {}, {}}, {"a.d", "3", {}, {}}}, true,
-    42));
+      {{"a.b", "1", {}, {}}, {"a.c", "2", {}, {}}, {"a.d", "3", {}, {}}}, true,
+      42));
   auto frame = session->wait_for(pb::ServerFrame::kPublishConfirm, patience);
   ASSERT_TRUE(frame.has_value());
   auto& confirm = frame->publish_confirm();
@@ -152,9 +154,10 @@ TEST_F(FanoutTest, ClientsMayNotPublishToBrokerTopics) {
   auto sub = subscriber(1, "$dlq.orders");
   std::vector<pb::PublishResult> results;
   ASSERT_TRUE(
-    conn_->publish({{"$dlq.orders", "x", {}, {}}, {"ok.topic", "y", {}, {}}},
-                   &results)
-      .ok());
+      conn_
+          ->publish({{"$dlq.orders", "x", {}, {}}, {"ok.topic", "y", {}, {}}},
+                    &results)
+          .ok());
   ASSERT_EQ(results.size(), 2u);
   ASSERT_TRUE(results[0].has_error());
   EXPECT_EQ(results[0].error().code(), 7); // PERMISSION_DENIED

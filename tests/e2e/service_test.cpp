@@ -54,6 +54,17 @@ TEST_F(ServiceTest, SigtermEndsStreamsWithUnavailableAndExitsZero) {
   EXPECT_NE(broker_->output().find("stopped"), std::string::npos);
 }
 
+TEST_F(ServiceTest, StopsPromptlyWithLiveTopicsAndSubscriptions) {
+  // Topic actors live on (topic_idle_timeout is a minute); stopping the
+  // broker must stop them too instead of waiting for them to expire.
+  auto sub = subscriber(1, "live.>");
+  publish({"live.a", "live.b", "unrouted.c"});
+  ASSERT_EQ(sub->receive(2, patience).size(), 2u);
+  auto code = broker_->stop(SIGTERM, std::chrono::seconds(4));
+  ASSERT_TRUE(code.has_value()) << "the broker did not stop in time";
+  EXPECT_EQ(*code, 0) << broker_->output();
+}
+
 TEST_F(ServiceTest, SigintStopsTheBrokerWithinTheGracePeriod) {
   // A connected but idle client must not hold the shutdown up: the broker
   // exits well within its 5 s shutdown_grace.
@@ -104,7 +115,7 @@ TEST(BrokerStartTest, ConfigFileLimitsApply) {
   ASSERT_TRUE(conn.publish({{"small", std::string(100, 'x'), {}, {}},
                             {"large", std::string(101, 'x'), {}, {}}},
                            &results)
-                .ok());
+                  .ok());
   ASSERT_EQ(results.size(), 2u);
   EXPECT_FALSE(results[0].has_error());
   EXPECT_EQ(results[1].error().reason(), "message_too_large");

@@ -1,0 +1,123 @@
+#include "tools/bench_report.hpp"
+
+#include <algorithm>
+
+namespace tb::bench {
+
+namespace {
+
+// Returns the 0-based index of the nearest-rank `p` quantile of `n` values.
+std::size_t rank_index(std::size_t n, double p) {
+  auto rank = static_cast<std::size_t>(p * static_cast<double>(n) + 0.999999);
+  return std::clamp<std::size_t>(rank, 1, n) - 1;
+}
+
+// Returns `s` as a JSON string literal.
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+} // namespace
+
+latency_summary summarize_latency(std::vector<int64_t>& samples_ns) {
+  latency_summary result;
+  result.samples = samples_ns.size();
+  if (samples_ns.empty())
+    return result;
+  auto first = samples_ns.begin();
+  auto n = samples_ns.size();
+  // Each nth_element leaves only larger values to its right, so the next,
+  // higher quantile can be searched there.
+  double* outputs[] = {&result.p50_us, &result.p99_us, &result.p999_us};
+  double quantiles[] = {0.5, 0.99, 0.999};
+  auto from = first;
+  for (int i = 0; i < 3; ++i) {
+    auto nth = first + static_cast<std::ptrdiff_t>(rank_index(n, quantiles[i]));
+    std::nth_element(from, nth, samples_ns.end());
+    *outputs[i] = static_cast<double>(*nth) / 1e3;
+    from = nth;
+  }
+  result.max_us =
+      static_cast<double>(*std::max_element(from, samples_ns.end())) / 1e3;
+  return result;
+}
+
+double rate(uint64_t count, double seconds) {
+  return seconds > 0 ? static_cast<double>(count) / seconds : 0.0;
+}
+
+void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
+  auto row = [out](const char* name, const std::string& value) {
+    std::fprintf(out, "%-22s %s\n", name, value.c_str());
+  };
+  auto num = [](const char* fmt, double value) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, fmt, value);
+    return std::string{buf};
+  };
+  auto count = [](uint64_t value) {
+    return std::to_string(value);
+  };
+  row("scenario", cfg.scenario);
+  row("messages", count(cfg.messages));
+  row("size (B)", count(cfg.size));
+  row("batch", count(cfg.batch));
+  row("subscribers", count(cfg.subscribers));
+  row("paced", cfg.paced ? "yes" : "no");
+  row("elapsed (s)", num("%.3f", r.elapsed_s));
+  row("publish (msgs/s)", num("%.0f", rate(r.sent, r.publish_s)));
+  row("delivered (msgs/s)", num("%.0f", rate(r.received, r.deliver_s)));
+  row("sent", count(r.sent));
+  row("received", count(r.received));
+  row("dropped", count(r.dropped));
+  row("missing", count(r.missing));
+  row("publish errors", count(r.publish_errors));
+  row("out of order", count(r.out_of_order));
+  row("latency p50 (us)", num("%.1f", r.latency.p50_us));
+  row("latency p99 (us)", num("%.1f", r.latency.p99_us));
+  row("latency p99.9 (us)", num("%.1f", r.latency.p999_us));
+  row("latency max (us)", num("%.1f", r.latency.max_us));
+  row("result", r.timed_out ? "timed out" : "finished");
+}
+
+void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
+  std::fprintf(
+      out,
+      "{\"scenario\":%s,\"server\":%s,\"run_id\":%s,\"messages\":%llu,"
+      "\"size\":%zu,\"batch\":%zu,\"subscribers\":%u,\"paced\":%s,\"elapsed_"
+      "s\":%.6f,"
+      "\"publish_s\":%.6f,\"deliver_s\":%.6f,\"publish_msgs_per_s\":%.1f,"
+      "\"delivered_msgs_per_s\":%.1f,\"sent\":%llu,\"received\":%llu,"
+      "\"dropped\":%llu,\"missing\":%llu,\"publish_errors\":%llu,"
+      "\"out_of_order\":%llu,\"latency_us\":{\"samples\":%llu,\"p50\":%.1f,"
+      "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"timed_out\":%s}\n",
+      json_string(cfg.scenario).c_str(), json_string(cfg.server).c_str(),
+      json_string(r.run_id).c_str(),
+      static_cast<unsigned long long>(cfg.messages), cfg.size, cfg.batch,
+      cfg.subscribers, cfg.paced ? "true" : "false", r.elapsed_s, r.publish_s,
+      r.deliver_s, rate(r.sent, r.publish_s), rate(r.received, r.deliver_s),
+      static_cast<unsigned long long>(r.sent),
+      static_cast<unsigned long long>(r.received),
+      static_cast<unsigned long long>(r.dropped),
+      static_cast<unsigned long long>(r.missing),
+      static_cast<unsigned long long>(r.publish_errors),
+      static_cast<unsigned long long>(r.out_of_order),
+      static_cast<unsigned long long>(r.latency.samples), r.latency.p50_us,
+      r.latency.p99_us, r.latency.p999_us, r.latency.max_us,
+      r.timed_out ? "true" : "false");
+}
+
+} // namespace tb::bench
