@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,16 @@ protected:
     ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
     conn_ = std::make_unique<client::connection>(broker_->address());
     ASSERT_TRUE(conn_->wait_connected(patience));
+  }
+
+  /// Stops the broker the way an operator would and expects a clean exit:
+  /// under the sanitizers, a memory error or leak anywhere in the broker's
+  /// run makes this exit code non-zero.
+  void TearDown() override {
+    conn_.reset();
+    auto code = broker_->stop(SIGTERM);
+    ASSERT_TRUE(code.has_value()) << "the broker did not stop in time";
+    EXPECT_EQ(*code, 0) << broker_->output();
   }
 
   /// Opens a session and subscribes `subscription_id` to `pattern`,
