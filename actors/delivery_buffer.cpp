@@ -19,6 +19,22 @@ constexpr std::size_t turn_quantum = 256;
 
 } // namespace
 
+void to_delivery(const message_record& msg, uint64_t subscription_id,
+                 tinybroker::v1::Delivery& out) {
+  out.set_subscription_id(subscription_id);
+  out.set_message_id(msg.id);
+  out.set_accepted_unix_nanos(msg.accepted_unix_nanos);
+  out.set_topic(msg.topic);
+  out.set_payload(msg.payload);
+  if (!msg.headers.empty()) {
+    auto& headers = *out.mutable_headers();
+    for (auto& [name, value] : msg.headers)
+      headers[name] = value;
+  }
+  if (!msg.key.empty())
+    out.set_key(msg.key);
+}
+
 delivery_buffer::delivery_buffer(std::size_t per_subscription,
                                  std::size_t max_bytes)
     : per_subscription_(std::max<std::size_t>(per_subscription, 1)),
@@ -124,19 +140,7 @@ std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
     while (!sub.queue.empty() && moved < max_messages && turn < turn_quantum &&
            (moved == 0 || bytes < max_bytes)) {
       auto& msg = *sub.queue.front();
-      auto* d = out->Add();
-      d->set_subscription_id(id);
-      d->set_message_id(msg.id);
-      d->set_accepted_unix_nanos(msg.accepted_unix_nanos);
-      d->set_topic(msg.topic);
-      d->set_payload(msg.payload);
-      if (!msg.headers.empty()) {
-        auto& headers = *d->mutable_headers();
-        for (auto& [name, value] : msg.headers)
-          headers[name] = value;
-      }
-      if (!msg.key.empty())
-        d->set_key(msg.key);
+      to_delivery(msg, id, *out->Add());
       auto size = footprint(sub.queue.front());
       bytes += size;
       buffered_bytes_ -= size;

@@ -11,10 +11,15 @@
 #include "actors/message.hpp"
 
 namespace tinybroker::v1 {
+class Delivery;
 class ServerFrame;
 } // namespace tinybroker::v1
 
 namespace tb {
+
+/// Writes `msg` as a delivery to `subscription_id` into `out`.
+void to_delivery(const message_record& msg, uint64_t subscription_id,
+                 tinybroker::v1::Delivery& out);
 
 /// Tells a subscriber how many messages it lost.
 struct drop_notice {

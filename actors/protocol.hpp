@@ -16,16 +16,18 @@
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
+#include <caf/error.hpp>
 #include <caf/atom.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/error.hpp"
+#include "actors/group_types.hpp"
 #include "actors/message.hpp"
 
-// -- atoms
-// ---------------------------------------------------------------------
+// -- atoms --------------------------------------------------------------------
 
 /// Session -> router: give me the route of a topic (creating its actor).
 CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
@@ -61,6 +63,39 @@ CAF_ADD_ATOM(tinybroker, tb, closed_atom, "closed")
 CAF_ADD_ATOM(tinybroker, tb, unary_atom, "unary")
 /// Anyone -> actor: report your counters.
 CAF_ADD_ATOM(tinybroker, tb, stats_atom, "stats")
+
+/// Publisher session -> group: hold these messages.
+CAF_ADD_ATOM(tinybroker, tb, enqueue_atom, "enqueue")
+/// Session -> router -> group: add a member.
+CAF_ADD_ATOM(tinybroker, tb, join_atom, "join")
+/// Session -> group: a member unsubscribed (it may still answer).
+CAF_ADD_ATOM(tinybroker, tb, leave_atom, "leave")
+/// Session -> group: these deliveries are done.
+CAF_ADD_ATOM(tinybroker, tb, ack_atom, "ack")
+/// Session -> group: redeliver these (after a delay).
+CAF_ADD_ATOM(tinybroker, tb, nack_atom, "nack")
+/// Session -> group: dead-letter these at once.
+CAF_ADD_ATOM(tinybroker, tb, reject_atom, "reject")
+/// Session -> group: still working on these; push their deadlines back.
+CAF_ADD_ATOM(tinybroker, tb, progress_atom, "progress")
+/// Group -> session: these deliveries went to another attempt.
+CAF_ADD_ATOM(tinybroker, tb, expired_atom, "expired")
+/// Group -> session: deliveries for group members.
+CAF_ADD_ATOM(tinybroker, tb, gdeliver_atom, "gdeliver")
+/// Group -> session: your membership ended (the group was deleted).
+CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
+/// Service -> router: create a group.
+CAF_ADD_ATOM(tinybroker, tb, create_atom, "create")
+/// Service -> router -> group: delete a group.
+CAF_ADD_ATOM(tinybroker, tb, delete_atom, "delete")
+/// Service -> router: list the groups.
+CAF_ADD_ATOM(tinybroker, tb, list_atom, "list")
+/// Group -> publisher session: publish this dead letter.
+CAF_ADD_ATOM(tinybroker, tb, dlq_atom, "dlq")
+/// Router -> topic: route to one more group.
+CAF_ADD_ATOM(tinybroker, tb, add_group_atom, "add_group")
+/// Router -> topic: stop routing to a group.
+CAF_ADD_ATOM(tinybroker, tb, del_group_atom, "del_group")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -145,6 +180,8 @@ struct session_stats {
   uint64_t cached_routes = 0;
   /// Deliveries buffered and not yet written.
   uint64_t buffered = 0;
+  /// Answers to unknown or already answered group deliveries.
+  uint64_t stale_answers = 0;
 };
 
 /// @relates session_stats
@@ -152,7 +189,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
   return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
            x.delivered, x.dropped, x.subscriptions, x.cached_routes,
-           x.buffered);
+           x.buffered, x.stale_answers);
 }
 
 } // namespace tb
@@ -162,8 +199,7 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::unary_call_ptr)
 
 namespace tb {
 
-// -- actor interfaces
-// ----------------------------------------------------------
+// -- actor interfaces ---------------------------------------------------------
 
 /// A client's conversation; one per gRPC Session stream (see
 /// actors/session_actor.hpp), plus the pool that serves unary Publish calls.
@@ -172,7 +208,26 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
     caf::replies_to<route_atom, route_ref>::with<caf::ok_atom>,
     caf::reacts_to<unary_atom, unary_call_ptr>, caf::reacts_to<tick_atom>,
-    caf::replies_to<stats_atom>::with<session_stats>>;
+    caf::replies_to<stats_atom>::with<session_stats>,
+    caf::reacts_to<gdeliver_atom, group_delivery_batch>,
+    caf::reacts_to<expired_atom, std::vector<uint64_t>>,
+    caf::reacts_to<kicked_atom, uint64_t, std::string>,
+    caf::reacts_to<dlq_atom, message_ref>>;
+
+/// A consumer group: holds matching messages until a member acks them (see
+/// actors/group_actor.hpp).
+using group_actor = caf::typed_actor<
+    caf::replies_to<enqueue_atom,
+                    std::vector<message_ref>>::with<enqueue_reply>,
+    caf::replies_to<join_atom, session_actor, uint64_t,
+                    uint32_t>::with<caf::ok_atom>,
+    caf::reacts_to<leave_atom, session_actor, uint64_t>,
+    caf::reacts_to<ack_atom, session_actor, std::vector<uint64_t>>,
+    caf::reacts_to<nack_atom, session_actor, std::vector<uint64_t>, uint32_t>,
+    caf::reacts_to<reject_atom, session_actor, std::vector<uint64_t>>,
+    caf::reacts_to<progress_atom, session_actor, std::vector<uint64_t>>,
+    caf::reacts_to<tick_atom>, caf::replies_to<stats_atom>::with<group_info>,
+    caf::replies_to<delete_atom>::with<uint64_t>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {
@@ -202,17 +257,20 @@ struct route {
   uint64_t version = 0;
   /// The fan-out subscriptions, sorted by session.
   std::vector<fanout_target> fanout;
+  /// The consumer groups whose pattern matches.
+  std::vector<group_actor> groups;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
-    return fanout.empty();
+    return fanout.empty() && groups.empty();
   }
 };
 
 /// @relates route
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
-  return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout);
+  return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
+           x.groups);
 }
 
 /// @relates route_ref
@@ -241,6 +299,8 @@ using topic_actor = caf::typed_actor<
     caf::reacts_to<detach_atom, session_actor>,
     caf::replies_to<add_dest_atom, fanout_target>::with<caf::ok_atom>,
     caf::reacts_to<del_dest_atom, fanout_target>,
+    caf::replies_to<add_group_atom, group_actor>::with<caf::ok_atom>,
+    caf::reacts_to<del_group_atom, group_actor>,
     caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
     caf::replies_to<stats_atom>::with<topic_stats>>;
 
@@ -252,12 +312,17 @@ using router_actor = caf::typed_actor<
                     session_actor>::with<caf::ok_atom>,
     caf::reacts_to<unsub_atom, uint64_t, session_actor>,
     caf::reacts_to<idle_atom, std::string, topic_actor>,
+    caf::replies_to<join_atom, std::string, std::string, session_actor,
+                    uint64_t, uint32_t>::with<group_actor>,
+    caf::replies_to<create_atom, std::string,
+                    group_settings>::with<group_info>,
+    caf::replies_to<delete_atom, std::string>::with<uint64_t>,
+    caf::replies_to<list_atom>::with<std::vector<group_info>>,
     caf::replies_to<stats_atom>::with<router_stats>>;
 
 } // namespace tb
 
-// -- type IDs
-// ------------------------------------------------------------------
+// -- type IDs -----------------------------------------------------------------
 
 CAF_BEGIN_TYPE_ID_BLOCK(tinybroker, caf::first_custom_type_id)
 
@@ -271,6 +336,12 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::router_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::session_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_target))
 CAF_ADD_TYPE_ID(tinybroker, (tb::route))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_settings))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery_batch))
+CAF_ADD_TYPE_ID(tinybroker, (tb::enqueue_reply))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_counters))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_info))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 
@@ -282,5 +353,12 @@ namespace tb {
 
 /// Registers tinybroker's message types with an actor system config.
 void add_message_types(caf::actor_system_config& cfg);
+
+/// Wraps a tinybroker error for a CAF response.
+caf::error make_caf_error(ec code, std::string text);
+
+/// Unwraps an error from a CAF response: tinybroker's own errors keep their
+/// code and text; others (a dead actor) become `ec::internal`.
+error_info to_error_info(const caf::error& err);
 
 } // namespace tb

@@ -3,22 +3,27 @@
 #include <memory>
 #include <vector>
 
+#include "actors/session_actor.hpp"
 #include "actors/topic_actor.hpp"
+#include "tinybroker.pb.h"
 
 namespace tb {
 
 namespace {
 
-// Collects the fan-out targets of every subscription matching `topic`.
-std::vector<fanout_target> targets_for(router_state& st,
-                                       const std::string& topic) {
+// Collects the fan-out targets and groups of every pattern matching `topic`.
+std::pair<std::vector<fanout_target>, std::vector<group_actor>>
+targets_for(router_state& st, const std::string& topic) {
   std::vector<uint64_t> keys;
   st.patterns.match(topic, keys);
-  std::vector<fanout_target> result;
-  result.reserve(keys.size());
+  std::pair<std::vector<fanout_target>, std::vector<group_actor>> result;
   for (auto key : keys)
-    if (auto i = st.subscriptions.find(key); i != st.subscriptions.end())
-      result.push_back(i->second.target);
+    if (auto i = st.subscriptions.find(key); i != st.subscriptions.end()) {
+      if (i->second.group)
+        result.second.push_back(i->second.group);
+      else
+        result.first.push_back(i->second.target);
+    }
   return result;
 }
 
@@ -29,11 +34,13 @@ topic_actor topic_for(router_pointer self, const std::string& name) {
     return i->second;
   auto first_version = ++st.spawned_topics << 32;
   // Linked: when the router stops, its topics stop with it.
+  auto [fanout, groups] = targets_for(st, name);
   auto topic = self->spawn<caf::linked>(
       topic_actor_impl, name, caf::actor_cast<router_actor>(self),
-      targets_for(st, name), st.topic_idle_timeout, first_version);
+      std::move(fanout), std::move(groups), st.topic_idle_timeout,
+      first_version);
   self->monitor(topic);
-  st.linked_topics.insert(topic.address());
+  st.linked_children.insert(topic.address());
   st.topics.emplace(name, topic);
   st.topic_names.emplace(topic.address(), name);
   st.topic_index.insert(name);
@@ -64,11 +71,8 @@ caf::result<caf::ok_atom> subscribe(router_pointer self, std::string pattern,
   keys.emplace(subscription_id, key);
   st.patterns.insert(pattern, key);
   fanout_target target{session, subscription_id};
-  st.subscriptions.emplace(key, router_subscription{pattern, target});
-  std::vector<topic_actor> affected;
-  st.topic_index.for_each_match(pattern, [&](const std::string& name) {
-    affected.push_back(st.topics.at(name));
-  });
+  st.subscriptions.emplace(key, router_subscription{pattern, target, {}});
+  auto affected = topics_matching(st, pattern);
   if (affected.empty())
     return caf::ok_atom_v;
   auto promise = self->make_response_promise<caf::ok_atom>();
@@ -106,9 +110,8 @@ void unsubscribe(router_pointer self, const caf::actor_addr& session,
   auto sub = std::move(entry->second);
   st.subscriptions.erase(entry);
   st.patterns.erase(sub.pattern, key);
-  st.topic_index.for_each_match(sub.pattern, [&](const std::string& name) {
-    self->send(st.topics.at(name), del_dest_atom_v, sub.target);
-  });
+  for (auto& topic : topics_matching(st, sub.pattern))
+    self->send(topic, del_dest_atom_v, sub.target);
 }
 
 // Drops every subscription of a session that ended. Its topics drop it
@@ -129,20 +132,45 @@ void forget_session(router_state& st, const caf::actor_addr& session) {
 
 } // namespace
 
-router_actor::behavior_type
-router_actor_impl(router_pointer self,
-                  std::chrono::milliseconds topic_idle_timeout) {
-  self->state.topic_idle_timeout = topic_idle_timeout;
-  // A topic's exit is handled by its down message; any other exit (the
-  // broker stopping) stops the router and, through the links, its topics.
+std::vector<topic_actor> topics_matching(router_state& st,
+                                         const std::string& pattern) {
+  std::vector<topic_actor> result;
+  st.topic_index.for_each_match(pattern, [&](const std::string& name) {
+    result.push_back(st.topics.at(name));
+  });
+  return result;
+}
+
+router_actor::behavior_type router_actor_impl(router_pointer self,
+                                              router_settings settings) {
+  auto& st = self->state;
+  st.topic_idle_timeout = settings.topic_idle_timeout;
+  st.auto_create_groups = settings.auto_create_groups;
+  st.group_defaults = settings.group_defaults;
+  st.names = settings.session_context.names();
+  auto session_ctx = settings.session_context;
+  session_ctx.router = caf::actor_cast<router_actor>(self);
+  st.group_ctx.message_ids = session_ctx.ids;
+  st.group_ctx.delivery_ids = settings.delivery_ids;
+  st.group_ctx.max_in_flight_limit = static_cast<uint32_t>(std::min<size_t>(
+      session_ctx.limits.max_in_flight_per_session, UINT32_MAX));
+  // Linked: the dead letter publisher stops with the router.
+  st.group_ctx.dead_letters = self->spawn<caf::linked>(
+      session_actor_impl, session_ctx, frame_sink_ptr{});
+  st.linked_children.insert(st.group_ctx.dead_letters.address());
+  // A child's exit is handled by its down message (or ignored); any other
+  // exit (the broker stopping) stops the router and, through the links,
+  // its topics, groups and dead letter publisher.
   self->set_exit_handler([self](caf::exit_msg& msg) {
-    if (self->state.linked_topics.erase(msg.source) == 0)
+    if (self->state.linked_children.erase(msg.source) == 0)
       self->quit(msg.reason);
   });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (st.topic_names.count(msg.source) != 0)
       forget_topic(st, msg.source);
+    else if (st.group_names.count(msg.source) != 0)
+      forget_group(self, msg.source);
     else
       forget_session(st, msg.source);
   });
@@ -182,6 +210,19 @@ router_actor_impl(router_pointer self,
                   forget_topic(self->state, addr);
                 });
       },
+      [self](join_atom, std::string group, std::string pattern,
+             session_actor session, uint64_t subscription_id,
+             uint32_t max_in_flight) {
+        return join_group(self, std::move(group), std::move(pattern),
+                          std::move(session), subscription_id, max_in_flight);
+      },
+      [self](create_atom, std::string name, group_settings settings) {
+        return create_group(self, std::move(name), std::move(settings));
+      },
+      [self](delete_atom, const std::string& name) {
+        return delete_group(self, name);
+      },
+      [self](list_atom) { return list_groups(self); },
       [self](stats_atom) {
         auto& st = self->state;
         return router_stats{st.topics.size(), st.subscriptions.size(),

@@ -20,7 +20,8 @@ constexpr size_t max_frame_bytes = 1u << 20;
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
-  if (!st.closing || !st.control.empty() || st.deliveries.has_ready())
+  if (!st.closing || !st.control.empty() || st.deliveries.has_ready()
+      || !st.group_outbox.empty())
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");
@@ -31,33 +32,31 @@ void subscribe(session_pointer self, uint64_t request_id,
                const pb::Subscribe& req) {
   auto& st = self->state;
   auto id = req.subscription_id();
-  if (!req.group().empty()) {
-    queue_error(self, request_id, "subscribe", id,
-                make_error_info(ec::unimplemented,
-                                "consumer groups are not available yet"));
-    return;
-  }
   if (auto err = validate_pattern(req.pattern(), st.ctx.names())) {
     queue_error(self, request_id, "subscribe", id, err);
     return;
   }
-  if (st.deliveries.subscriptions() >=
-      st.ctx.limits.max_subscriptions_per_session) {
+  if (subscription_count(st) >= st.ctx.limits.max_subscriptions_per_session) {
     queue_error(
         self, request_id, "subscribe", id,
         make_error_info(ec::limit_exceeded,
                         "this session already has " +
-                            std::to_string(st.deliveries.subscriptions()) +
+                            std::to_string(subscription_count(st)) +
                             " subscriptions, the limit"));
     return;
   }
-  if (!st.deliveries.add(id)) {
+  if (st.deliveries.contains(id) || st.memberships.count(id) != 0) {
     queue_error(self, request_id, "subscribe", id,
                 make_error_info(ec::invalid_request,
                                 "subscription id " + std::to_string(id) +
                                     " is already in use on this stream"));
     return;
   }
+  if (!req.group().empty()) {
+    join_group(self, request_id, req);
+    return;
+  }
+  st.deliveries.add(id);
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
                 caf::actor_cast<session_actor>(self))
@@ -88,6 +87,8 @@ void unsubscribe(session_pointer self, uint64_t request_id,
                  const pb::Unsubscribe& req) {
   auto& st = self->state;
   auto id = req.subscription_id();
+  if (leave_group(self, id))
+    return;
   if (!st.deliveries.remove(id)) {
     queue_error(self, request_id, "unsubscribe", id,
                 make_error_info(ec::unknown_subscription,
@@ -134,9 +135,7 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
   case pb::ClientFrame::kAck:
   case pb::ClientFrame::kNack:
   case pb::ClientFrame::kInProgress:
-    queue_error(self, request_id, "ack", 0,
-                make_error_info(ec::unimplemented,
-                                "consumer groups are not available yet"));
+    answer_deliveries(self, *frame);
     break;
   case pb::ClientFrame::KIND_NOT_SET:
     queue_error(self, request_id, "unknown", 0,
@@ -178,6 +177,8 @@ void queue_drop_notices(session_state& st) {
 
 void queue_error(session_pointer self, uint64_t request_id, const char* request,
                  uint64_t subscription_id, const error_info& error) {
+  if (!self->state.sink)
+    return; // nobody to tell: the unary publishers answer in their reply
   auto frame = std::make_unique<pb::ServerFrame>();
   auto* out = frame->mutable_error();
   out->set_request_id(request_id);
@@ -205,7 +206,8 @@ void flush(session_pointer self) {
   auto& st = self->state;
   if (!st.sink)
     return;
-  while (!st.control.empty() || st.deliveries.has_ready()) {
+  while (!st.control.empty() || st.deliveries.has_ready()
+         || !st.group_outbox.empty()) {
     if (!st.sink->ready_to_write())
       break;
     // Losses are turned into frames only when deliveries are about to be
@@ -219,8 +221,11 @@ void flush(session_pointer self) {
       st.control.pop_front();
     } else {
       frame = std::make_unique<pb::ServerFrame>();
-      st.stats.delivered += st.deliveries.drain(
-          *frame, st.ctx.limits.max_frame_messages, max_frame_bytes);
+      auto max = st.ctx.limits.max_frame_messages;
+      auto n = drain_group_outbox(st, *frame, max);
+      if (n < max)
+        n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
+      st.stats.delivered += n;
     }
     st.sink->write(std::move(frame));
   }
@@ -283,6 +288,25 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
         run_publish(self, std::move(job));
       },
       [self](tick_atom) { sweep_routes(self); },
+    [self](gdeliver_atom, group_delivery_batch& batch) {
+      accept_group_deliveries(self, batch);
+    },
+    [self](expired_atom, const std::vector<uint64_t>& ids) {
+      forget_deliveries(self->state, ids);
+    },
+    [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
+      end_membership(self, subscription_id, reason);
+    },
+    [self](dlq_atom, message_ref& msg) {
+      // A dead letter from a group: publish it like a client message, but
+      // to a broker-owned topic.
+      auto job = std::make_shared<publish_job>();
+      job->outcomes.resize(1);
+      job->outcomes[0].id = msg->id;
+      job->positions.push_back(0);
+      job->accepted.push_back(std::move(msg));
+      run_publish(self, std::move(job));
+    },
       [self](stats_atom) {
         auto& st = self->state;
         auto result = st.stats;

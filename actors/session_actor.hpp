@@ -31,8 +31,10 @@ class RepeatedPtrField;
 } // namespace google::protobuf
 
 namespace tinybroker::v1 {
+class ClientFrame;
 class Message;
 class ServerFrame;
+class Subscribe;
 } // namespace tinybroker::v1
 
 namespace tb {
@@ -64,6 +66,16 @@ struct publish_job {
   std::unordered_map<std::string, route_ref> resolved;
   /// Route lookups still outstanding.
   size_t pending_lookups = 0;
+  /// Groups that have not answered yet whether they hold the messages.
+  size_t pending_groups = 0;
+};
+
+/// One consumer group membership of a session.
+struct membership {
+  /// The group's name.
+  std::string group;
+  /// The group, once joined.
+  group_actor handle;
 };
 
 /// State of a session actor.
@@ -79,6 +91,12 @@ struct session_state {
   route_cache routes{1024};
   /// Fan-out subscriptions and their unwritten deliveries.
   delivery_buffer deliveries{65536, 64u << 20};
+  /// Group memberships by subscription id.
+  std::unordered_map<uint64_t, membership> memberships;
+  /// The group of every unanswered group delivery, by delivery id.
+  std::unordered_map<uint64_t, group_actor> delivery_owners;
+  /// Group deliveries not yet written (bounded by the members' credit).
+  std::deque<group_delivery> group_outbox;
   /// Frames other than deliveries, written first.
   std::deque<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
   /// Client frames processed but not yet released to the reader, because
@@ -101,8 +119,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 broker_context ctx,
                                                 frame_sink_ptr sink);
 
-// -- internals shared by the session's source files
-// ----------------------------
+// -- internals shared by the session's source files ---------------------------
 
 /// Starts publishing `job`: resolves missing routes, then routes it.
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
@@ -122,5 +139,34 @@ void flush(session_pointer self);
 /// Releases one processed client frame to the reader, or owes it while
 /// the client does not read.
 void release_frame(session_pointer self);
+
+/// Returns the number of subscriptions, fan-out and group.
+size_t subscription_count(const session_state& st);
+
+/// Joins a consumer group for a Subscribe frame (already validated).
+void join_group(session_pointer self, uint64_t request_id,
+                const tinybroker::v1::Subscribe& req);
+
+/// Leaves the group of `subscription_id`; false if it is no membership.
+bool leave_group(session_pointer self, uint64_t subscription_id);
+
+/// Forwards an Ack, Nack or InProgress frame to the groups concerned.
+void answer_deliveries(session_pointer self,
+                       const tinybroker::v1::ClientFrame& frame);
+
+/// Takes group deliveries from the group that sent them.
+void accept_group_deliveries(session_pointer self,
+                             group_delivery_batch& batch);
+
+/// Forgets deliveries that went to another attempt.
+void forget_deliveries(session_state& st, const std::vector<uint64_t>& ids);
+
+/// Ends a membership the broker ended (its group was deleted).
+void end_membership(session_pointer self, uint64_t subscription_id,
+                    const std::string& reason);
+
+/// Moves up to `max` group deliveries into `frame`; returns how many.
+size_t drain_group_outbox(session_state& st, tinybroker::v1::ServerFrame& frame,
+                          size_t max);
 
 } // namespace tb

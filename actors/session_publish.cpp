@@ -4,6 +4,7 @@
 // Guarded by the load generator's S1/S2 scenarios (tools/): measure before
 // and after any change here.
 
+#include <algorithm>
 #include <chrono>
 #include <unordered_set>
 
@@ -91,36 +92,9 @@ void report_refusals(session_pointer self, const publish_job& job) {
                           " messages refused; the first: " + first->text));
 }
 
-// Sends every destination its batch, in publish order, then confirms.
-void route_and_confirm(session_pointer self, publish_job& job) {
+// Answers the publisher once every destination took the batch.
+void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
-  std::vector<std::pair<session_actor, fanout_batch>> batches;
-  std::unordered_map<caf::actor_addr, size_t> index;
-  for (size_t k = 0; k < job.accepted.size(); ++k) {
-    auto& msg = job.accepted[k];
-    auto* route = find_route(st, job, msg->topic);
-    if (route == nullptr) {
-      job.outcomes[job.positions[k]].error =
-          make_error_info(ec::internal, "no route for topic \"" + msg->topic +
-                                            "\" (the router failed)");
-      continue;
-    }
-    if ((*route)->empty()) {
-      ++st.stats.unrouted;
-      continue;
-    }
-    for (auto& target : (*route)->fanout) {
-      auto [pos, added] =
-          index.emplace(target.session.address(), batches.size());
-      if (added)
-        batches.emplace_back(target.session, fanout_batch{});
-      batches[pos->second].second.items.push_back(
-          fanout_item{msg, target.subscription_id});
-    }
-  }
-  for (auto& [dest, batch] : batches)
-    self->send(dest, deliver_atom_v, std::move(batch));
-  st.stats.published += job.accepted.size();
   if (job.unary) {
     fill_results(job, *job.unary->reply->mutable_results());
     job.unary->complete(error_info{});
@@ -137,6 +111,88 @@ void route_and_confirm(session_pointer self, publish_job& job) {
   }
   release_frame(self);
   flush(self);
+}
+
+// The messages one publish batch routes to one group, with their positions
+// among the job's accepted messages.
+struct group_share {
+  group_actor group;
+  std::vector<message_ref> messages;
+  std::vector<uint32_t> positions;
+};
+
+// Asks each group to hold its share; a refusal (a full group) marks the
+// message's outcome, naming the group. Confirms once every group answered.
+void enqueue_in_groups(session_pointer self, std::shared_ptr<publish_job> job,
+                       std::vector<group_share> shares) {
+  job->pending_groups = shares.size();
+  for (auto& share : shares) {
+    auto count_down = [self, job] {
+      if (--job->pending_groups == 0)
+        finish_publish(self, *job);
+    };
+    self
+        ->request(share.group, caf::infinite, enqueue_atom_v,
+                  std::move(share.messages))
+        .then(
+            [job, count_down,
+             positions = std::move(share.positions)](enqueue_reply& reply) {
+              for (auto i : reply.refused) {
+                auto& outcome = job->outcomes[job->positions[positions[i]]];
+                if (!outcome.error)
+                  outcome.error = make_error_info(ec::group_full, reply.reason);
+              }
+              count_down();
+            },
+            // A group deleted meanwhile holds nothing: not the publisher's
+            // problem.
+            [count_down](caf::error&) { count_down(); });
+  }
+}
+
+// Sends every destination its batch, in publish order, then confirms.
+void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
+  auto& st = self->state;
+  std::vector<std::pair<session_actor, fanout_batch>> batches;
+  std::unordered_map<caf::actor_addr, size_t> index;
+  std::vector<group_share> shares;
+  for (size_t k = 0; k < job->accepted.size(); ++k) {
+    auto& msg = job->accepted[k];
+    auto* route = find_route(st, *job, msg->topic);
+    if (route == nullptr) {
+      job->outcomes[job->positions[k]].error =
+          make_error_info(ec::internal, "no route for topic \"" + msg->topic +
+                                            "\" (the router failed)");
+      continue;
+    }
+    if ((*route)->empty()) {
+      ++st.stats.unrouted;
+      continue;
+    }
+    for (auto& target : (*route)->fanout) {
+      auto [pos, added] =
+          index.emplace(target.session.address(), batches.size());
+      if (added)
+        batches.emplace_back(target.session, fanout_batch{});
+      batches[pos->second].second.items.push_back(
+          fanout_item{msg, target.subscription_id});
+    }
+    for (auto& group : (*route)->groups) {
+      auto pos = std::find_if(shares.begin(), shares.end(),
+                              [&](const group_share& x) { return x.group == group; });
+      if (pos == shares.end())
+        pos = shares.insert(shares.end(), group_share{group, {}, {}});
+      pos->messages.push_back(msg);
+      pos->positions.push_back(static_cast<uint32_t>(k));
+    }
+  }
+  for (auto& [dest, batch] : batches)
+    self->send(dest, deliver_atom_v, std::move(batch));
+  st.stats.published += job->accepted.size();
+  if (shares.empty())
+    finish_publish(self, *job);
+  else
+    enqueue_in_groups(self, std::move(job), std::move(shares));
 }
 
 // Caches a route a lookup returned, telling the router about evictions.
@@ -197,7 +253,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
     if (st.routes.find(msg->topic) == nullptr)
       missing.insert(msg->topic);
   if (missing.empty()) {
-    route_and_confirm(self, *job);
+    route_and_confirm(self, job);
     return;
   }
   // Awaiting holds back every later message of this session, so that the
@@ -211,12 +267,12 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
               cache_route(self, route);
               job->resolved.emplace(route->topic, route);
               if (--job->pending_lookups == 0)
-                route_and_confirm(self, *job);
+                route_and_confirm(self, job);
             },
             [self, job](caf::error&) {
               // The topic stays unresolved: its messages are refused below.
               if (--job->pending_lookups == 0)
-                route_and_confirm(self, *job);
+                route_and_confirm(self, job);
             });
   }
 }

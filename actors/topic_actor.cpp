@@ -20,9 +20,14 @@ topic_session& session_entry(topic_pointer self, const session_actor& handle) {
 }
 
 // Starts the idle countdown when nobody uses this topic any more.
+// Returns true if nobody uses the topic: no session, no group.
+bool is_idle(const topic_state& st) {
+  return st.sessions.empty() && st.current->groups.empty();
+}
+
 void check_idle(topic_pointer self) {
   auto& st = self->state;
-  if (!st.sessions.empty())
+  if (!is_idle(st))
     return;
   auto generation = ++st.idle_generation;
   self->delayed_send(self, st.idle_timeout, tick_atom_v, generation);
@@ -90,6 +95,10 @@ void remove_targets(topic_pointer self, const caf::actor_addr& addr,
   publish_route(self, std::move(next), [] {});
 }
 
+// Installs `next` and answers once every cacher has it.
+caf::result<caf::ok_atom> install_confirmed(topic_pointer self,
+                                            std::shared_ptr<route> next);
+
 // Adds a target and answers once every cacher has the new route.
 caf::result<caf::ok_atom> add_target(topic_pointer self,
                                      const fanout_target& target) {
@@ -104,6 +113,35 @@ caf::result<caf::ok_atom> add_target(topic_pointer self,
                    [](const fanout_target& x, const fanout_target& y) {
                      return x.session.address() < y.session.address();
                    });
+  return install_confirmed(self, std::move(next));
+}
+
+// Adds a group and answers once every cacher has the new route.
+caf::result<caf::ok_atom> add_group(topic_pointer self,
+                                    const group_actor& group) {
+  auto& groups = self->state.current->groups;
+  if (std::find(groups.begin(), groups.end(), group) != groups.end())
+    return caf::ok_atom_v;
+  auto next = std::make_shared<route>(*self->state.current);
+  next->groups.push_back(group);
+  ++self->state.idle_generation;
+  return install_confirmed(self, std::move(next));
+}
+
+// Removes a group and publishes the new route.
+void remove_group(topic_pointer self, const group_actor& group) {
+  auto next = std::make_shared<route>(*self->state.current);
+  auto& groups = next->groups;
+  auto i = std::find(groups.begin(), groups.end(), group);
+  if (i == groups.end())
+    return;
+  groups.erase(i);
+  publish_route(self, std::move(next), [] {});
+  check_idle(self);
+}
+
+caf::result<caf::ok_atom> install_confirmed(topic_pointer self,
+                                            std::shared_ptr<route> next) {
   auto promise = self->make_response_promise<caf::ok_atom>();
   auto remaining = std::make_shared<size_t>(0);
   auto asked =
@@ -126,6 +164,7 @@ caf::result<caf::ok_atom> add_target(topic_pointer self,
 topic_actor::behavior_type
 topic_actor_impl(topic_pointer self, std::string name, router_actor router,
                  std::vector<fanout_target> initial,
+                 std::vector<group_actor> initial_groups,
                  std::chrono::milliseconds idle_timeout,
                  uint64_t first_version) {
   auto& st = self->state;
@@ -135,6 +174,7 @@ topic_actor_impl(topic_pointer self, std::string name, router_actor router,
   auto first = std::make_shared<route>();
   first->topic = std::move(name);
   first->version = first_version;
+  first->groups = std::move(initial_groups);
   st.current = route_ref{first};
   for (auto& target : initial) {
     ++session_entry(self, target.session).subscriptions;
@@ -168,15 +208,21 @@ topic_actor_impl(topic_pointer self, std::string name, router_actor router,
         remove_targets(self, addr, &target);
         release_if_unused(self, addr);
       },
+      [self](add_group_atom, const group_actor& group) {
+        return add_group(self, group);
+      },
+      [self](del_group_atom, const group_actor& group) {
+        remove_group(self, group);
+      },
       [self](stop_atom) {
-        if (!self->state.sessions.empty())
+        if (!is_idle(self->state))
           return false;
         self->quit();
         return true;
       },
       [self](tick_atom, uint64_t generation) {
         auto& st = self->state;
-        if (generation == st.idle_generation && st.sessions.empty())
+        if (generation == st.idle_generation && is_idle(st))
           self->send(st.router, idle_atom_v, st.topic,
                      caf::actor_cast<topic_actor>(self));
       },

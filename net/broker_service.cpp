@@ -3,6 +3,7 @@
 #include <caf/send.hpp>
 
 #include "actors/unary_call.hpp"
+#include "net/group_admin.hpp"
 #include "net/status.hpp"
 
 namespace tb {
@@ -36,8 +37,10 @@ public:
 } // namespace
 
 broker_service::broker_service(caf::actor_system& sys, broker_context ctx,
-                               std::vector<session_actor> publishers)
-    : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)) {
+                               std::vector<session_actor> publishers,
+                               group_settings group_defaults)
+    : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)),
+      group_defaults_(std::move(group_defaults)) {
   // nop
 }
 
@@ -81,21 +84,29 @@ broker_service::Session(grpc::CallbackServerContext*) {
 
 grpc::ServerUnaryReactor*
 broker_service::CreateGroup(grpc::CallbackServerContext* ctx,
-                            const pb::CreateGroupRequest*, pb::GroupInfo*) {
-  return not_yet(ctx, "CreateGroup");
+                            const pb::CreateGroupRequest* req,
+                            pb::GroupInfo* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  create_group_call(sys_, ctx_.router, group_defaults_, *req, reply, reactor);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor*
 broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
-                            const pb::DeleteGroupRequest*,
-                            pb::DeleteGroupReply*) {
-  return not_yet(ctx, "DeleteGroup");
+                            const pb::DeleteGroupRequest* req,
+                            pb::DeleteGroupReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  delete_group_call(sys_, ctx_.router, req->name(), reply, reactor);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor*
 broker_service::ListGroups(grpc::CallbackServerContext* ctx,
-                           const pb::ListGroupsRequest*, pb::ListGroupsReply*) {
-  return not_yet(ctx, "ListGroups");
+                           const pb::ListGroupsRequest*,
+                           pb::ListGroupsReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  list_groups_call(sys_, ctx_.router, reply, reactor);
+  return reactor;
 }
 
 grpc::ServerUnaryReactor*

@@ -18,9 +18,11 @@ namespace tb {
 /// Handlers run on gRPC threads and never block.
 class broker_service final : public tinybroker::v1::Broker::CallbackService {
 public:
-  /// Creates the service; `publishers` serve unary Publish calls.
+  /// Creates the service; `publishers` serve unary Publish calls;
+  /// `group_defaults` fill in what CreateGroup leaves out.
   broker_service(caf::actor_system& sys, broker_context ctx,
-                 std::vector<session_actor> publishers);
+                 std::vector<session_actor> publishers,
+                 group_settings group_defaults);
 
   /// Refuses new calls and ends every stream with UNAVAILABLE.
   void shut_down();
@@ -67,6 +69,7 @@ private:
   caf::actor_system& sys_;
   broker_context ctx_;
   std::vector<session_actor> publishers_;
+  group_settings group_defaults_;
   std::atomic<size_t> next_publisher_{0};
   std::atomic<bool> shutting_down_{false};
   session_registry sessions_;

@@ -49,16 +49,27 @@ broker_server::~broker_server() {
 error_info broker_server::start() {
   system_config_ = std::make_unique<system_config>(cfg_.worker_threads);
   system_ = std::make_unique<caf::actor_system>(*system_config_);
-  router_ = system_->spawn(router_actor_impl, cfg_.topic_idle_timeout);
   broker_context ctx;
-  ctx.router = router_;
   ctx.limits = cfg_.limits;
   ctx.route_idle_timeout = cfg_.topic_idle_timeout;
+  router_settings settings;
+  settings.topic_idle_timeout = cfg_.topic_idle_timeout;
+  settings.auto_create_groups = cfg_.auto_create_groups;
+  settings.group_defaults = cfg_.group_defaults;
+  settings.session_context = ctx;
+  router_ = system_->spawn(router_actor_impl, settings);
+  ctx.router = router_;
+  if (auto err = create_declared_groups()) {
+    running_ = true; // let stop() release the actors
+    stop();
+    return err;
+  }
   auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
   for (std::size_t i = 0; i < pool; ++i)
     publishers_.push_back(
         system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
-  service_ = std::make_unique<broker_service>(*system_, ctx, publishers_);
+  service_ = std::make_unique<broker_service>(*system_, ctx, publishers_,
+                                              cfg_.group_defaults);
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -82,6 +93,23 @@ error_info broker_server::start() {
   address_ = host + ":" + std::to_string(port);
   running_ = true;
   return {};
+}
+
+error_info broker_server::create_declared_groups() {
+  caf::scoped_actor self{*system_};
+  error_info result;
+  for (auto& [name, settings] : cfg_.groups) {
+    self->request(router_, caf::infinite, create_atom_v, name, settings)
+        .receive([](const group_info&) {},
+                 [&](caf::error& err) {
+                   auto info = to_error_info(err);
+                   result = make_error_info(
+                       info.code, "config group \"" + name + "\": " + info.text);
+                 });
+    if (result)
+      break;
+  }
+  return result;
 }
 
 void broker_server::stop() {

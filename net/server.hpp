@@ -51,6 +51,8 @@ public:
   void stop();
 
 private:
+  error_info create_declared_groups();
+
   broker_config cfg_;
   std::unique_ptr<caf::actor_system_config> system_config_;
   std::unique_ptr<caf::actor_system> system_;

@@ -129,4 +129,25 @@ void split_tokens(std::string_view s, std::vector<std::string_view>& out) {
   }
 }
 
+error_info validate_group_name(std::string_view name) {
+  constexpr std::size_t max_bytes = 128;
+  if (name.empty())
+    return make_error_info(ec::invalid_group_name, "group name is empty");
+  if (name.size() > max_bytes)
+    return make_error_info(ec::invalid_group_name,
+                           "group name of " + std::to_string(name.size())
+                             + " bytes exceeds the limit of 128");
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    auto ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+              || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    if (!ok)
+      return make_error_info(ec::invalid_group_name,
+                             "group name \"" + std::string{name}
+                               + "\": byte " + std::to_string(i + 1)
+                               + " is not one of [A-Za-z0-9_-]");
+  }
+  return {};
+}
+
 } // namespace tb

@@ -31,6 +31,10 @@ struct name_limits {
 /// a syntax one, so `$dlq.billing` passes here; see `is_system_topic`.
 error_info validate_topic(std::string_view topic, const name_limits& limits);
 
+/// Checks a consumer group name: 1 to 128 bytes of `[A-Za-z0-9_-]`
+/// (spec 6); `ec::invalid_group_name` names the problem.
+error_info validate_group_name(std::string_view name);
+
 /// Returns true if the first token of `name` starts with '$', i.e. the topic
 /// or pattern lies in the broker's own space.
 bool is_system_topic(std::string_view name);

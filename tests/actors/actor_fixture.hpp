@@ -49,8 +49,7 @@ public:
   }
 };
 
-// -- recording sink
-// ------------------------------------------------------------
+// -- recording sink ------------------------------------------------------------
 
 /// A frame sink that records what its session writes. It takes every frame
 /// unless a test made it busy; a busy sink owes its session a
@@ -158,8 +157,7 @@ struct test_session {
   std::shared_ptr<recording_sink> sink;
 };
 
-// -- frame builders
-// ------------------------------------------------------------
+// -- frame builders ------------------------------------------------------------
 
 /// Builds a message for `topic` with `payload`.
 inline pb::Message make_message(std::string topic, std::string payload) {
@@ -214,8 +212,7 @@ inline client_frame_ptr publish_frame(uint64_t request_id,
   return publish_frame(request_id, std::move(messages), confirm);
 }
 
-// -- fixture
-// -------------------------------------------------------------------
+// -- fixture -------------------------------------------------------------------
 
 /// A router plus whatever sessions a test spawns, on the test coordinator.
 class actor_test : public ::testing::Test {
@@ -227,7 +224,10 @@ protected:
 
   /// Spawns the router.
   actor_test() {
-    router = sys.spawn(tb::router_actor_impl, topic_idle);
+    tb::router_settings settings;
+    settings.topic_idle_timeout = topic_idle;
+    settings.session_context = context();
+    router = sys.spawn(tb::router_actor_impl, settings);
   }
 
   /// Stops every session, topic and the router, so the system can shut down.

@@ -76,8 +76,7 @@ protected:
   test_session pub = spawn_session();
 };
 
-// -- bad requests
-// --------------------------------------------------------------
+// -- bad requests -------------------------------------------------------------
 
 TEST_F(SessionActor, BadPatternGetsErrorFrameNamingSubscribe) {
   auto s = spawn_session();
@@ -166,8 +165,7 @@ TEST_F(SessionActor, EmptyFrameGetsErrorFrame) {
   expect_session_works(s, 1);
 }
 
-// -- backpressure
-// --------------------------------------------------------------
+// -- backpressure -------------------------------------------------------------
 
 TEST_F(SessionActor, DeliveriesCoalesceWhileTheSinkIsBusy) {
   auto s = spawn_session();
@@ -290,8 +288,7 @@ TEST_F(SessionActor, UnwrittenAnswersStopReadingUntilWritten) {
   EXPECT_EQ(s.sink->consumed, frames);
 }
 
-// -- half-close
-// ----------------------------------------------------------------
+// -- half-close ---------------------------------------------------------------
 
 TEST_F(SessionActor, HalfCloseFinishesOnceFramesAreWritten) {
   auto s = spawn_session();

@@ -1,0 +1,357 @@
+#include "actors/group_actor.hpp"
+
+#include <algorithm>
+
+namespace tb {
+
+namespace {
+
+using time_point = group_ledger::time_point;
+
+time_point now(group_pointer self) {
+  return self->clock().now();
+}
+
+// How often the tick sweeps deadlines and delays: a tenth of ack_wait,
+// between 10 ms and 1 s.
+caf::timespan tick_interval(const group_settings& settings) {
+  auto interval = settings.ack_wait / 10;
+  interval = std::clamp(interval, std::chrono::milliseconds{10},
+                        std::chrono::milliseconds{1000});
+  return std::chrono::duration_cast<caf::timespan>(interval);
+}
+
+void schedule_tick(group_pointer self) {
+  auto& st = self->state;
+  if (st.tick_scheduled || !st.ledger.needs_tick())
+    return;
+  st.tick_scheduled = true;
+  self->delayed_send(self, tick_interval(st.settings), tick_atom_v);
+}
+
+// Publishes a message that leaves the group unacked to the dead letter
+// topic, with headers saying where it came from and why.
+void dead_letter(group_pointer self, const group_ledger::held& held,
+                 const char* reason) {
+  auto& st = self->state;
+  if (st.settings.dead_letter == "none" || !st.ctx.dead_letters) {
+    ++st.counters.dropped;
+    return;
+  }
+  auto& original = *held.msg;
+  auto record = std::make_shared<message_record>();
+  record->id = st.ctx.message_ids->reserve(1);
+  record->accepted_unix_nanos
+    = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  record->topic = dead_letter_topic(st.group, st.settings);
+  record->payload = original.payload;
+  record->key = original.key;
+  record->headers = original.headers;
+  record->headers.emplace_back("x-tinybroker-original-topic", original.topic);
+  record->headers.emplace_back("x-tinybroker-original-id",
+                               std::to_string(original.id));
+  record->headers.emplace_back("x-tinybroker-group", st.group);
+  record->headers.emplace_back("x-tinybroker-attempts",
+                               std::to_string(held.attempts));
+  record->headers.emplace_back("x-tinybroker-reason", reason);
+  ++st.counters.dead_lettered;
+  self->send(st.ctx.dead_letters, dlq_atom_v, message_ref{std::move(record)});
+}
+
+// Holds a message again for redelivery at the head of the queue, or dead
+// letters it when it used up its deliveries.
+void requeue(group_pointer self, group_ledger::held held) {
+  auto& st = self->state;
+  auto limit = st.settings.max_deliveries;
+  if (limit != 0 && held.attempts >= limit) {
+    dead_letter(self, held, "max_deliveries");
+    return;
+  }
+  st.ledger.push_front(std::move(held));
+}
+
+// Picks the next active member with free credit, round robin.
+group_member* pick_member(group_state& st, uint64_t& key) {
+  auto n = st.rotation.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    auto pos = (st.next_in_rotation + i) % n;
+    auto& member = st.members.at(st.rotation[pos]);
+    if (member.active && member.in_flight < member.max_in_flight) {
+      st.next_in_rotation = (pos + 1) % n;
+      key = st.rotation[pos];
+      return &member;
+    }
+  }
+  return nullptr;
+}
+
+// Hands held messages to members with free credit, one batch per member.
+void dispatch(group_pointer self) {
+  auto& st = self->state;
+  std::unordered_map<uint64_t, group_delivery_batch> out;
+  auto deadline = now(self) + st.settings.ack_wait;
+  uint64_t key = 0;
+  while (st.ledger.has_ready()) {
+    auto* member = pick_member(st, key);
+    if (member == nullptr)
+      break;
+    auto held = st.ledger.pop_front();
+    ++held.attempts;
+    auto id = st.ctx.delivery_ids->reserve(1);
+    out[key].items.push_back(
+      group_delivery{held.msg, member->subscription_id, id, held.attempts});
+    ++member->in_flight;
+    ++st.counters.delivered;
+    if (held.attempts > 1)
+      ++st.counters.redelivered;
+    st.ledger.start(id, std::move(held), key, deadline);
+  }
+  for (auto& [member_key, batch] : out)
+    self->send(st.members.at(member_key).session, gdeliver_atom_v,
+               std::move(batch));
+  schedule_tick(self);
+}
+
+// Removes a member that left and holds nothing any more.
+void release_member_if_done(group_pointer self, uint64_t key) {
+  auto& st = self->state;
+  auto i = st.members.find(key);
+  if (i == st.members.end() || i->second.active || i->second.in_flight > 0)
+    return;
+  auto session = i->second.session;
+  st.members.erase(i);
+  st.rotation.erase(std::find(st.rotation.begin(), st.rotation.end(), key));
+  st.next_in_rotation = 0;
+  auto still_member = std::any_of(
+    st.members.begin(), st.members.end(),
+    [&](const auto& kv) { return kv.second.session == session; });
+  if (!still_member)
+    self->demonitor(session.address());
+}
+
+// Ends a delivery answered by `session`; nothing (and a stale answer
+// counted) if it is unknown, superseded or another session's.
+std::optional<group_ledger::flight>
+take_answered(group_pointer self, const session_actor& session, uint64_t id) {
+  auto& st = self->state;
+  auto* f = st.ledger.find(id);
+  if (f == nullptr || st.members.at(f->member).session != session) {
+    ++st.counters.stale_answers;
+    return std::nullopt;
+  }
+  auto result = st.ledger.finish(id);
+  --st.members.at(result->member).in_flight;
+  return result;
+}
+
+// Applies `fn` to each delivery answered validly, then frees members that
+// left and dispatches.
+template <class F>
+void answer(group_pointer self, const session_actor& session,
+            const std::vector<uint64_t>& ids, F fn) {
+  std::vector<uint64_t> touched;
+  for (auto id : ids)
+    if (auto f = take_answered(self, session, id)) {
+      touched.push_back(f->member);
+      fn(std::move(*f));
+    }
+  for (auto key : touched)
+    release_member_if_done(self, key);
+  dispatch(self);
+}
+
+// Redelivers what expired and releases delayed messages that are due.
+void on_tick(group_pointer self) {
+  auto& st = self->state;
+  st.tick_scheduled = false;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> expired_by_member;
+  std::vector<uint64_t> touched;
+  for (auto id : st.ledger.expired(now(self))) {
+    auto f = st.ledger.finish(id);
+    auto& member = st.members.at(f->member);
+    --member.in_flight;
+    expired_by_member[f->member].push_back(id);
+    touched.push_back(f->member);
+    requeue(self, std::move(f->message));
+  }
+  for (auto& [key, ids] : expired_by_member)
+    self->send(st.members.at(key).session, expired_atom_v, std::move(ids));
+  for (auto key : touched)
+    release_member_if_done(self, key);
+  st.ledger.release_delayed(now(self));
+  dispatch(self);
+}
+
+// Holds every message in flight to a dead session again, at the head of the
+// queue in their original order, and forgets the session's members.
+void on_session_down(group_pointer self, const caf::actor_addr& addr) {
+  auto& st = self->state;
+  std::vector<uint64_t> gone;
+  for (auto& [key, member] : st.members)
+    if (member.session.address() == addr)
+      gone.push_back(key);
+  for (auto key : gone) {
+    auto ids = st.ledger.flights_of(key);
+    for (auto i = ids.rbegin(); i != ids.rend(); ++i)
+      requeue(self, st.ledger.finish(*i)->message);
+    st.members.at(key).in_flight = 0;
+    st.members.at(key).active = false;
+    release_member_if_done(self, key);
+  }
+  dispatch(self);
+}
+
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
+  auto& st = self->state;
+  enqueue_reply reply;
+  for (uint32_t i = 0; i < msgs.size(); ++i) {
+    auto size = msgs[i]->size_bytes();
+    auto full = [&] {
+      return st.ledger.held_messages() >= st.settings.max_pending_messages
+             || st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+    };
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
+      while (full() && st.ledger.drop_oldest_pending())
+        ++st.counters.dropped;
+    if (full()) {
+      reply.refused.push_back(i);
+      ++st.counters.refused;
+      continue;
+    }
+    ++st.counters.received;
+    st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
+  }
+  if (!reply.refused.empty())
+    reply.reason = "group \"" + st.group + "\" is full ("
+                   + std::to_string(st.ledger.held_messages())
+                   + " messages, "
+                   + std::to_string(st.ledger.held_bytes())
+                   + " bytes held; max_pending_messages "
+                   + std::to_string(st.settings.max_pending_messages)
+                   + ", max_pending_bytes "
+                   + std::to_string(st.settings.max_pending_bytes) + ")";
+  dispatch(self);
+  return reply;
+}
+
+caf::ok_atom join(group_pointer self, session_actor session,
+                  uint64_t subscription_id, uint32_t max_in_flight) {
+  auto& st = self->state;
+  for (auto& [key, member] : st.members)
+    if (member.session == session && member.subscription_id == subscription_id)
+      return caf::ok_atom_v;
+  auto monitored = std::any_of(
+    st.members.begin(), st.members.end(),
+    [&](const auto& kv) { return kv.second.session == session; });
+  if (!monitored)
+    self->monitor(session);
+  auto key = st.next_member_key++;
+  if (max_in_flight == 0)
+    max_in_flight = 256;
+  max_in_flight = std::min(max_in_flight, st.ctx.max_in_flight_limit);
+  st.members.emplace(key, group_member{std::move(session), subscription_id,
+                                       max_in_flight, 0, true});
+  st.rotation.push_back(key);
+  dispatch(self);
+  return caf::ok_atom_v;
+}
+
+group_info info(const group_state& st) {
+  auto result = group_info{st.group, st.settings, st.counters};
+  result.counters.pending = st.ledger.pending();
+  result.counters.in_flight = st.ledger.in_flight();
+  result.counters.held_bytes = st.ledger.held_bytes();
+  result.counters.members = static_cast<uint64_t>(
+    std::count_if(st.members.begin(), st.members.end(),
+                  [](const auto& kv) { return kv.second.active; }));
+  return result;
+}
+
+} // namespace
+
+std::string dead_letter_topic(const std::string& name,
+                              const group_settings& settings) {
+  return settings.dead_letter.empty() ? "$dlq." + name : settings.dead_letter;
+}
+
+group_actor::behavior_type group_actor_impl(group_pointer self,
+                                            std::string name,
+                                            group_settings settings,
+                                            group_context ctx) {
+  auto& st = self->state;
+  st.group = std::move(name);
+  st.settings = std::move(settings);
+  st.ctx = std::move(ctx);
+  self->set_down_handler(
+    [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
+  return {
+    [self](enqueue_atom, std::vector<message_ref>& msgs) {
+      return enqueue(self, msgs);
+    },
+    [self](join_atom, session_actor session, uint64_t subscription_id,
+           uint32_t max_in_flight) {
+      return join(self, std::move(session), subscription_id, max_in_flight);
+    },
+    [self](leave_atom, const session_actor& session, uint64_t subscription_id) {
+      auto& st = self->state;
+      for (auto& [key, member] : st.members)
+        if (member.session == session
+            && member.subscription_id == subscription_id) {
+          member.active = false;
+          release_member_if_done(self, key);
+          break;
+        }
+    },
+    [self](ack_atom, const session_actor& session,
+           const std::vector<uint64_t>& ids) {
+      answer(self, session, ids,
+             [self](group_ledger::flight) { ++self->state.counters.acked; });
+    },
+    [self](nack_atom, const session_actor& session,
+           const std::vector<uint64_t>& ids, uint32_t delay_ms) {
+      answer(self, session, ids, [self, delay_ms](group_ledger::flight f) {
+        auto& st = self->state;
+        auto limit = st.settings.max_deliveries;
+        if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
+          requeue(self, std::move(f.message));
+          return;
+        }
+        st.ledger.delay(std::move(f.message),
+                        now(self) + std::chrono::milliseconds{delay_ms});
+      });
+    },
+    [self](reject_atom, const session_actor& session,
+           const std::vector<uint64_t>& ids) {
+      answer(self, session, ids, [self](group_ledger::flight f) {
+        dead_letter(self, f.message, "rejected");
+      });
+    },
+    [self](progress_atom, const session_actor& session,
+           const std::vector<uint64_t>& ids) {
+      auto& st = self->state;
+      auto deadline = now(self) + st.settings.ack_wait;
+      for (auto id : ids) {
+        auto* f = st.ledger.find(id);
+        if (f == nullptr || st.members.at(f->member).session != session)
+          ++st.counters.stale_answers;
+        else
+          st.ledger.extend(id, deadline);
+      }
+    },
+    [self](tick_atom) { on_tick(self); },
+    [self](stats_atom) { return info(self->state); },
+    [self](delete_atom) {
+      auto& st = self->state;
+      for (auto& [key, member] : st.members)
+        self->send(member.session, kicked_atom_v, member.subscription_id,
+                   "the group \"" + st.group + "\" was deleted");
+      auto dropped = static_cast<uint64_t>(st.ledger.clear());
+      self->quit();
+      return dropped;
+    },
+  };
+}
+
+} // namespace tb

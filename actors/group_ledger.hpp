@@ -1,0 +1,131 @@
+// The books of one consumer group: what it holds, what is in flight to whom
+// and until when. Plain C++, no actors: the group actor drives it.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/message.hpp"
+
+namespace tb {
+
+/// Holds a group's messages in FIFO order, tracks each delivery in flight
+/// (found in O(1) by delivery id) and its ack deadline, and parks delayed
+/// redeliveries.
+///
+/// Deadlines cost no timer each: since every deadline is "now + ack_wait"
+/// with one ack_wait per group, they are issued in order and kept in a FIFO
+/// that one periodic tick sweeps (`expire`). Extending a deadline appends a
+/// new entry; the stale one is skipped when met.
+class group_ledger {
+public:
+  /// The clock of deadlines (CAF's actor clock, simulated in tests).
+  using time_point = std::chrono::steady_clock::time_point;
+
+  /// A held message and how often it was delivered so far.
+  struct held {
+    /// The message.
+    message_ref msg;
+    /// Deliveries made so far (0 before the first).
+    uint32_t attempts = 0;
+  };
+
+  /// A delivery awaiting its answer.
+  struct flight {
+    /// The message and its attempts, including this one.
+    held message;
+    /// The member it went to.
+    uint64_t member = 0;
+    /// When it is redelivered unless answered.
+    time_point deadline;
+  };
+
+  /// Returns how many messages the group holds: queued, delayed, in flight.
+  std::size_t held_messages() const noexcept {
+    return queue_.size() + delayed_.size() + flights_.size();
+  }
+
+  /// Returns the bytes (payload, headers, key) of the held messages.
+  uint64_t held_bytes() const noexcept {
+    return held_bytes_;
+  }
+
+  /// Returns the messages waiting for a delivery (not in flight).
+  std::size_t pending() const noexcept {
+    return queue_.size() + delayed_.size();
+  }
+
+  /// Returns the deliveries in flight.
+  std::size_t in_flight() const noexcept {
+    return flights_.size();
+  }
+
+  /// Returns true if a message waits for a delivery now.
+  bool has_ready() const noexcept {
+    return !queue_.empty();
+  }
+
+  /// Returns true if the periodic tick has work: deadlines or delays.
+  bool needs_tick() const noexcept {
+    return !flights_.empty() || !delayed_.empty();
+  }
+
+  /// Holds a new message at the end of the queue.
+  void push_back(held msg);
+
+  /// Holds a message again at the head of the queue (redelivery first).
+  void push_front(held msg);
+
+  /// Takes the message at the head of the queue; requires `has_ready()`.
+  held pop_front();
+
+  /// Drops the oldest message that is not in flight; false if there is none.
+  bool drop_oldest_pending();
+
+  /// Records a delivery in flight.
+  void start(uint64_t delivery_id, held msg, uint64_t member,
+             time_point deadline);
+
+  /// Returns the delivery in flight with this id, or null.
+  const flight* find(uint64_t delivery_id) const;
+
+  /// Ends a delivery in flight (answered, expired, member gone) and returns
+  /// it; nothing if the id is not in flight.
+  std::optional<flight> finish(uint64_t delivery_id);
+
+  /// Moves the deadline of a delivery in flight.
+  void extend(uint64_t delivery_id, time_point deadline);
+
+  /// Returns the deliveries whose deadline passed, oldest first.
+  std::vector<uint64_t> expired(time_point now);
+
+  /// Returns the deliveries in flight to `member`, in delivery order.
+  std::vector<uint64_t> flights_of(uint64_t member) const;
+
+  /// Parks a message for redelivery at `due`.
+  void delay(held msg, time_point due);
+
+  /// Moves the parked messages that are due to the head of the queue.
+  void release_delayed(time_point now);
+
+  /// Forgets everything; returns how many messages were held.
+  std::size_t clear();
+
+private:
+  void count_in(const held& msg);
+  void count_out(const held& msg);
+
+  std::deque<held> queue_;
+  std::unordered_map<uint64_t, flight> flights_;
+  std::deque<std::pair<time_point, uint64_t>> deadlines_;
+  std::multimap<time_point, held> delayed_;
+  uint64_t held_bytes_ = 0;
+};
+
+} // namespace tb

@@ -1,0 +1,150 @@
+// Values that travel between group actors, sessions and the router.
+// Included by actors/protocol.hpp, which registers their type IDs.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
+#include <caf/meta/type_name.hpp>
+
+#include "actors/message.hpp"
+#include "config/broker_config.hpp"
+
+namespace tb {
+
+/// Serializes group settings (durations as milliseconds).
+/// @relates group_settings
+template <class Inspector>
+typename std::enable_if<Inspector::reads_state,
+                        typename Inspector::result_type>::type
+inspect(Inspector& f, group_settings& x) {
+  auto ack_wait_ms = static_cast<int64_t>(x.ack_wait.count());
+  auto overflow = static_cast<uint8_t>(x.overflow);
+  return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
+           x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
+           overflow, x.dead_letter, x.policy);
+}
+
+/// Deserializes group settings.
+/// @relates group_settings
+template <class Inspector>
+typename std::enable_if<Inspector::writes_state,
+                        typename Inspector::result_type>::type
+inspect(Inspector& f, group_settings& x) {
+  int64_t ack_wait_ms = 0;
+  uint8_t overflow = 0;
+  auto apply = [&]() -> caf::error {
+    x.ack_wait = std::chrono::milliseconds{ack_wait_ms};
+    x.overflow = static_cast<overflow_policy>(overflow);
+    return caf::none;
+  };
+  return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
+           x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
+           overflow, x.dead_letter, x.policy, caf::meta::load_callback(apply));
+}
+
+/// One delivery attempt of a held message to one group member.
+struct group_delivery {
+  /// The message.
+  message_ref message;
+  /// The member's subscription id within its session.
+  uint64_t subscription_id = 0;
+  /// Unique per attempt; the member answers with it.
+  uint64_t delivery_id = 0;
+  /// 1 on first delivery.
+  uint32_t attempt = 1;
+};
+
+/// @relates group_delivery
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_delivery& x) {
+  return f(caf::meta::type_name("group_delivery"), x.message,
+           x.subscription_id, x.delivery_id, x.attempt);
+}
+
+/// The deliveries one dispatch round of a group makes to one session.
+struct group_delivery_batch {
+  /// The deliveries, in the group's order.
+  std::vector<group_delivery> items;
+};
+
+/// @relates group_delivery_batch
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f,
+                                        group_delivery_batch& x) {
+  return f(caf::meta::type_name("group_delivery_batch"), x.items);
+}
+
+/// A group's answer to a batch of messages routed to it.
+struct enqueue_reply {
+  /// Positions (in the batch) of the messages the group refused.
+  std::vector<uint32_t> refused;
+  /// Why, naming the group and the bound; empty if nothing was refused.
+  std::string reason;
+};
+
+/// @relates enqueue_reply
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, enqueue_reply& x) {
+  return f(caf::meta::type_name("enqueue_reply"), x.refused, x.reason);
+}
+
+/// A group's counters (spec 11).
+struct group_counters {
+  /// Held and not in flight (including delayed redeliveries).
+  uint64_t pending = 0;
+  /// Delivered and not yet answered.
+  uint64_t in_flight = 0;
+  /// Members that receive new deliveries.
+  uint64_t members = 0;
+  /// Messages the group accepted.
+  uint64_t received = 0;
+  /// Deliveries made, first attempts and redeliveries.
+  uint64_t delivered = 0;
+  /// Messages acked.
+  uint64_t acked = 0;
+  /// Redeliveries made.
+  uint64_t redelivered = 0;
+  /// Messages sent to the dead letter topic.
+  uint64_t dead_lettered = 0;
+  /// Messages dropped (drop_oldest, or dead_letter = "none").
+  uint64_t dropped = 0;
+  /// Messages refused because the group was full (overflow = reject).
+  uint64_t refused = 0;
+  /// Answers ignored: unknown, late, superseded or another session's.
+  uint64_t stale_answers = 0;
+  /// Payload, header and key bytes held.
+  uint64_t held_bytes = 0;
+};
+
+/// @relates group_counters
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_counters& x) {
+  return f(caf::meta::type_name("group_counters"), x.pending, x.in_flight,
+           x.members, x.received, x.delivered, x.acked, x.redelivered,
+           x.dead_lettered, x.dropped, x.refused, x.stale_answers,
+           x.held_bytes);
+}
+
+/// A group as listed: name, settings, counters.
+struct group_info {
+  /// The group's name.
+  std::string name;
+  /// Its settings, defaults filled in.
+  group_settings settings;
+  /// Its counters.
+  group_counters counters;
+};
+
+/// @relates group_info
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_info& x) {
+  return f(caf::meta::type_name("group_info"), x.name, x.settings,
+           x.counters);
+}
+
+} // namespace tb

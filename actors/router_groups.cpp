@@ -1,0 +1,190 @@
+// The router's share of consumer groups: creating, joining, deleting and
+// listing them, and wiring them into the topics their pattern matches.
+
+#include <algorithm>
+#include <memory>
+
+#include "actors/router_actor.hpp"
+#include "actors/routing/pattern.hpp"
+#include "actors/routing/topic.hpp"
+
+namespace tb {
+
+namespace {
+
+// Returns why `settings` cannot make a group named `name`, or no error.
+error_info check_group(const std::string& name, const group_settings& s,
+                       const name_limits& limits) {
+  if (auto err = validate_group_name(name))
+    return err;
+  if (auto err = validate_pattern(s.pattern, limits))
+    return err;
+  if (s.policy != "round_robin")
+    return make_error_info(ec::invalid_request,
+                           "group \"" + name + "\": unknown policy \""
+                             + s.policy + "\" (known: round_robin)");
+  if (s.ack_wait.count() <= 0)
+    return make_error_info(ec::invalid_request,
+                           "group \"" + name + "\": ack_wait must be > 0");
+  if (!s.dead_letter.empty() && s.dead_letter != "none")
+    if (auto err = validate_topic(s.dead_letter, limits))
+      return make_error_info(ec::invalid_topic, "group \"" + name
+                                                  + "\": dead_letter: "
+                                                  + err.text);
+  return {};
+}
+
+// Spawns a group, enters it in the trie and in every matching topic, and
+// calls `ready` once every publisher caching those topics knows it.
+template <class Ready>
+group_actor spawn_group(router_pointer self, const std::string& name,
+                        const group_settings& settings, Ready ready) {
+  auto& st = self->state;
+  // Linked: a group stops with the router.
+  auto group = self->spawn<caf::linked>(group_actor_impl, name, settings,
+                                        st.group_ctx);
+  self->monitor(group);
+  st.linked_children.insert(group.address());
+  auto key = st.next_key++;
+  st.groups.emplace(name, router_group{group, settings, key});
+  st.group_names.emplace(group.address(), name);
+  st.patterns.insert(settings.pattern, key);
+  st.subscriptions.emplace(key,
+                           router_subscription{settings.pattern, {}, group});
+  auto affected = topics_matching(st, settings.pattern);
+  if (affected.empty()) {
+    ready();
+    return group;
+  }
+  auto remaining = std::make_shared<size_t>(affected.size());
+  auto count_down = [remaining, ready]() mutable {
+    if (--*remaining == 0)
+      ready();
+  };
+  for (auto& topic : affected)
+    self->request(topic, caf::infinite, add_group_atom_v, group)
+        .then([count_down](caf::ok_atom) mutable { count_down(); },
+              [count_down](caf::error&) mutable { count_down(); });
+  return group;
+}
+
+} // namespace
+
+caf::result<group_info> create_group(router_pointer self, std::string name,
+                                     group_settings settings) {
+  auto& st = self->state;
+  if (auto err = check_group(name, settings, st.names))
+    return make_caf_error(err.code, err.text);
+  if (auto i = st.groups.find(name); i != st.groups.end()) {
+    if (i->second.settings == settings)
+      return self->delegate(i->second.handle, stats_atom_v);
+    return make_caf_error(ec::group_pattern_conflict,
+                          "group \"" + name + "\" exists with pattern \""
+                            + i->second.settings.pattern
+                            + "\" and other settings");
+  }
+  auto promise = self->make_response_promise<group_info>();
+  auto info = group_info{name, settings, {}};
+  spawn_group(self, name, settings,
+              [promise, info]() mutable { promise.deliver(info); });
+  return promise;
+}
+
+caf::result<group_actor> join_group(router_pointer self, std::string name,
+                                    std::string pattern, session_actor session,
+                                    uint64_t subscription_id,
+                                    uint32_t max_in_flight) {
+  auto& st = self->state;
+  auto promise = self->make_response_promise<group_actor>();
+  auto join = [self, promise, session, subscription_id,
+               max_in_flight](group_actor group) mutable {
+    self
+        ->request(group, caf::infinite, join_atom_v, session, subscription_id,
+                  max_in_flight)
+        .then([promise, group](caf::ok_atom) mutable { promise.deliver(group); },
+              [promise](caf::error& err) mutable { promise.deliver(err); });
+  };
+  if (auto i = st.groups.find(name); i != st.groups.end()) {
+    if (i->second.settings.pattern != pattern) {
+      promise.deliver(make_caf_error(
+          ec::group_pattern_conflict,
+          "group \"" + name + "\" exists with pattern \""
+            + i->second.settings.pattern + "\", not \"" + pattern + "\""));
+      return promise;
+    }
+    join(i->second.handle);
+    return promise;
+  }
+  if (!st.auto_create_groups) {
+    promise.deliver(make_caf_error(
+        ec::unknown_group,
+        "no group named \"" + name + "\" (auto-create is off)"));
+    return promise;
+  }
+  auto settings = st.group_defaults;
+  settings.pattern = std::move(pattern);
+  if (auto err = check_group(name, settings, st.names)) {
+    promise.deliver(make_caf_error(err.code, err.text));
+    return promise;
+  }
+  auto group = std::make_shared<group_actor>();
+  *group = spawn_group(self, name, settings, [join, group]() mutable {
+    join(*group);
+  });
+  return promise;
+}
+
+caf::result<uint64_t> delete_group(router_pointer self,
+                                   const std::string& name) {
+  auto& st = self->state;
+  auto i = st.groups.find(name);
+  if (i == st.groups.end())
+    return make_caf_error(ec::unknown_group,
+                          "no group named \"" + name + "\"");
+  auto group = i->second.handle;
+  forget_group(self, group.address());
+  return self->delegate(group, delete_atom_v);
+}
+
+caf::result<std::vector<group_info>> list_groups(router_pointer self) {
+  auto& st = self->state;
+  if (st.groups.empty())
+    return std::vector<group_info>{};
+  auto promise = self->make_response_promise<std::vector<group_info>>();
+  auto result = std::make_shared<std::vector<group_info>>();
+  auto remaining = std::make_shared<size_t>(st.groups.size());
+  auto count_down = [promise, result, remaining]() mutable {
+    if (--*remaining > 0)
+      return;
+    std::sort(result->begin(), result->end(),
+              [](const group_info& x, const group_info& y) {
+                return x.name < y.name;
+              });
+    promise.deliver(std::move(*result));
+  };
+  for (auto& [name, entry] : st.groups)
+    self->request(entry.handle, caf::infinite, stats_atom_v)
+        .then(
+            [result, count_down](group_info& info) mutable {
+              result->push_back(std::move(info));
+              count_down();
+            },
+            [count_down](caf::error&) mutable { count_down(); });
+  return promise;
+}
+
+void forget_group(router_pointer self, const caf::actor_addr& addr) {
+  auto& st = self->state;
+  auto i = st.group_names.find(addr);
+  if (i == st.group_names.end())
+    return;
+  auto entry = st.groups.at(i->second);
+  st.patterns.erase(entry.settings.pattern, entry.key);
+  st.subscriptions.erase(entry.key);
+  for (auto& topic : topics_matching(st, entry.settings.pattern))
+    self->send(topic, del_group_atom_v, entry.handle);
+  st.groups.erase(i->second);
+  st.group_names.erase(i);
+}
+
+} // namespace tb

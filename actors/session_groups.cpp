@@ -1,0 +1,202 @@
+// The consumer-group side of a session actor: joining and leaving groups,
+// taking their deliveries, and forwarding the client's answers.
+
+#include "actors/routing/topic.hpp"
+#include "actors/session_actor.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// A member that asks for no particular prefetch gets this many.
+constexpr uint32_t default_max_in_flight = 256;
+
+session_actor self_handle(session_pointer self) {
+  return caf::actor_cast<session_actor>(self);
+}
+
+void queue_unsubscribed(session_state& st, uint64_t subscription_id,
+                        const std::string& reason) {
+  auto frame = std::make_unique<pb::ServerFrame>();
+  frame->mutable_unsubscribed()->set_subscription_id(subscription_id);
+  frame->mutable_unsubscribed()->set_reason(reason);
+  st.control.push_back(std::move(frame));
+}
+
+} // namespace
+
+size_t subscription_count(const session_state& st) {
+  return st.deliveries.subscriptions() + st.memberships.size();
+}
+
+void join_group(session_pointer self, uint64_t request_id,
+                const pb::Subscribe& req) {
+  auto& st = self->state;
+  auto id = req.subscription_id();
+  if (auto err = validate_group_name(req.group())) {
+    queue_error(self, request_id, "subscribe", id, err);
+    return;
+  }
+  auto max_in_flight =
+      req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
+  st.memberships.emplace(id, membership{req.group(), {}});
+  ++st.stats.subscriptions;
+  self
+      ->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
+                req.pattern(), self_handle(self), id, max_in_flight)
+      .then(
+          [self, id, request_id](group_actor group) {
+            auto& st = self->state;
+            auto i = st.memberships.find(id);
+            if (i == st.memberships.end()) {
+              // Unsubscribed while joining: leave at once.
+              self->send(group, leave_atom_v, self_handle(self), id);
+              return;
+            }
+            i->second.handle = group;
+            auto frame = std::make_unique<pb::ServerFrame>();
+            frame->mutable_subscribed()->set_subscription_id(id);
+            frame->mutable_subscribed()->set_request_id(request_id);
+            st.control.push_back(std::move(frame));
+            flush(self);
+          },
+          [self, id, request_id](caf::error& err) {
+            auto& st = self->state;
+            if (st.memberships.erase(id) > 0)
+              --st.stats.subscriptions;
+            queue_error(self, request_id, "subscribe", id, to_error_info(err));
+            flush(self);
+          });
+}
+
+bool leave_group(session_pointer self, uint64_t subscription_id) {
+  auto& st = self->state;
+  auto i = st.memberships.find(subscription_id);
+  if (i == st.memberships.end())
+    return false;
+  // The member may still answer what it holds (spec 6: draining).
+  if (i->second.handle)
+    self->send(i->second.handle, leave_atom_v, self_handle(self),
+               subscription_id);
+  st.memberships.erase(i);
+  --st.stats.subscriptions;
+  queue_unsubscribed(st, subscription_id, "");
+  return true;
+}
+
+void answer_deliveries(session_pointer self, const pb::ClientFrame& frame) {
+  auto& st = self->state;
+  const google::protobuf::RepeatedField<uint64_t>* ids = nullptr;
+  bool keeps = false; // in progress: the delivery stays unanswered
+  switch (frame.kind_case()) {
+    case pb::ClientFrame::kAck:
+      ids = &frame.ack().delivery_ids();
+      break;
+    case pb::ClientFrame::kNack:
+      ids = &frame.nack().delivery_ids();
+      break;
+    default:
+      ids = &frame.in_progress().delivery_ids();
+      keeps = true;
+      break;
+  }
+  std::vector<std::pair<group_actor, std::vector<uint64_t>>> by_group;
+  for (auto id : *ids) {
+    auto i = st.delivery_owners.find(id);
+    if (i == st.delivery_owners.end()) {
+      // Unknown, already answered or redelivered elsewhere: never another
+      // delivery's answer (spec 6). The group counts what reaches it.
+      ++st.stats.stale_answers;
+      continue;
+    }
+    auto group = i->second;
+    auto pos = std::find_if(by_group.begin(), by_group.end(),
+                            [&](const auto& x) { return x.first == group; });
+    if (pos == by_group.end())
+      pos = by_group.emplace(by_group.end(), group, std::vector<uint64_t>{});
+    pos->second.push_back(id);
+    if (!keeps)
+      st.delivery_owners.erase(i);
+  }
+  auto me = self_handle(self);
+  for (auto& [group, batch] : by_group) {
+    switch (frame.kind_case()) {
+      case pb::ClientFrame::kAck:
+        self->send(group, ack_atom_v, me, std::move(batch));
+        break;
+      case pb::ClientFrame::kNack:
+        if (frame.nack().requeue())
+          self->send(group, nack_atom_v, me, std::move(batch),
+                     frame.nack().delay_ms());
+        else
+          self->send(group, reject_atom_v, me, std::move(batch));
+        break;
+      default:
+        self->send(group, progress_atom_v, me, std::move(batch));
+        break;
+    }
+  }
+}
+
+void accept_group_deliveries(session_pointer self,
+                             group_delivery_batch& batch) {
+  auto& st = self->state;
+  auto group = caf::actor_cast<group_actor>(self->current_sender());
+  std::vector<uint64_t> unwanted;
+  for (auto& item : batch.items) {
+    if (st.closing || st.memberships.count(item.subscription_id) == 0) {
+      // Sent before the member left: give it straight back.
+      unwanted.push_back(item.delivery_id);
+      continue;
+    }
+    st.delivery_owners.emplace(item.delivery_id, group);
+    st.group_outbox.push_back(std::move(item));
+  }
+  if (!unwanted.empty())
+    self->send(group, nack_atom_v, self_handle(self), std::move(unwanted),
+               uint32_t{0});
+  flush(self);
+}
+
+void forget_deliveries(session_state& st, const std::vector<uint64_t>& ids) {
+  for (auto id : ids)
+    st.delivery_owners.erase(id);
+}
+
+void end_membership(session_pointer self, uint64_t subscription_id,
+                    const std::string& reason) {
+  auto& st = self->state;
+  auto i = st.memberships.find(subscription_id);
+  if (i == st.memberships.end())
+    return;
+  auto group = i->second.handle;
+  st.memberships.erase(i);
+  --st.stats.subscriptions;
+  for (auto j = st.delivery_owners.begin(); j != st.delivery_owners.end();)
+    j = j->second == group ? st.delivery_owners.erase(j) : std::next(j);
+  queue_unsubscribed(st, subscription_id, reason);
+  flush(self);
+}
+
+size_t drain_group_outbox(session_state& st, pb::ServerFrame& frame,
+                          size_t max) {
+  if (st.group_outbox.empty())
+    return 0;
+  auto* out = frame.mutable_deliveries()->mutable_deliveries();
+  size_t moved = 0;
+  while (!st.group_outbox.empty() && moved < max) {
+    auto& item = st.group_outbox.front();
+    auto* d = out->Add();
+    to_delivery(*item.message, item.subscription_id, *d);
+    d->set_delivery_id(item.delivery_id);
+    d->set_attempt(item.attempt);
+    st.group_outbox.pop_front();
+    ++moved;
+  }
+  return moved;
+}
+
+} // namespace tb

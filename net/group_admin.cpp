@@ -1,0 +1,125 @@
+#include "net/group_admin.hpp"
+
+#include <chrono>
+
+#include <caf/event_based_actor.hpp>
+
+#include "net/status.hpp"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// How long an admin call waits for the router.
+constexpr auto admin_timeout = std::chrono::seconds(10);
+
+// Spawns a one-shot actor that sends `xs...` to the router and hands the
+// reply to `on_reply` (which fills the gRPC reply), then finishes the call.
+template <class T, class OnReply, class... Ts>
+void ask_router(caf::actor_system& sys, router_actor router,
+                grpc::ServerUnaryReactor* reactor, OnReply on_reply, Ts... xs) {
+  sys.spawn([=](caf::event_based_actor* self) {
+    self->request(router, admin_timeout, xs...)
+        .then(
+            [=](T& result) mutable {
+              on_reply(result);
+              reactor->Finish(grpc::Status::OK);
+            },
+            [=](caf::error& err) {
+              reactor->Finish(to_grpc_status(to_error_info(err)));
+            });
+  });
+}
+
+} // namespace
+
+group_settings from_proto(const pb::GroupSettings& in,
+                          const group_settings& defaults) {
+  auto out = defaults;
+  out.pattern = in.pattern();
+  if (in.ack_wait_ms() != 0)
+    out.ack_wait = std::chrono::milliseconds{in.ack_wait_ms()};
+  if (in.unlimited_deliveries())
+    out.max_deliveries = 0;
+  else if (in.max_deliveries() != 0)
+    out.max_deliveries = in.max_deliveries();
+  if (in.max_pending_messages() != 0)
+    out.max_pending_messages = in.max_pending_messages();
+  if (in.max_pending_bytes() != 0)
+    out.max_pending_bytes = in.max_pending_bytes();
+  out.overflow = in.overflow() == pb::OVERFLOW_DROP_OLDEST
+                     ? overflow_policy::drop_oldest
+                     : overflow_policy::reject;
+  if (!in.dead_letter().empty())
+    out.dead_letter = in.dead_letter();
+  if (!in.policy().empty())
+    out.policy = in.policy();
+  return out;
+}
+
+void to_proto(const group_info& in, pb::GroupInfo& out) {
+  out.set_name(in.name);
+  auto& s = *out.mutable_settings();
+  s.set_pattern(in.settings.pattern);
+  s.set_ack_wait_ms(static_cast<uint32_t>(in.settings.ack_wait.count()));
+  s.set_max_deliveries(in.settings.max_deliveries);
+  s.set_unlimited_deliveries(in.settings.max_deliveries == 0);
+  s.set_max_pending_messages(in.settings.max_pending_messages);
+  s.set_max_pending_bytes(in.settings.max_pending_bytes);
+  s.set_overflow(in.settings.overflow == overflow_policy::drop_oldest
+                     ? pb::OVERFLOW_DROP_OLDEST
+                     : pb::OVERFLOW_REJECT);
+  s.set_dead_letter(in.settings.dead_letter);
+  s.set_policy(in.settings.policy);
+  auto& c = *out.mutable_counters();
+  c.set_pending(in.counters.pending);
+  c.set_in_flight(in.counters.in_flight);
+  c.set_members(in.counters.members);
+  c.set_received(in.counters.received);
+  c.set_delivered(in.counters.delivered);
+  c.set_acked(in.counters.acked);
+  c.set_redelivered(in.counters.redelivered);
+  c.set_dead_lettered(in.counters.dead_lettered);
+  c.set_dropped(in.counters.dropped);
+  c.set_stale_answers(in.counters.stale_answers);
+}
+
+void create_group_call(caf::actor_system& sys, router_actor router,
+                       const group_settings& defaults,
+                       const pb::CreateGroupRequest& req, pb::GroupInfo* reply,
+                       grpc::ServerUnaryReactor* reactor) {
+  if (req.settings().pattern().empty()) {
+    reactor->Finish(to_grpc_status(ec::invalid_pattern,
+                                   "CreateGroup needs settings.pattern"));
+    return;
+  }
+  ask_router<group_info>(
+      sys, router, reactor,
+      [reply](group_info& info) { to_proto(info, *reply); }, create_atom_v,
+      req.name(), from_proto(req.settings(), defaults));
+}
+
+void delete_group_call(caf::actor_system& sys, router_actor router,
+                       const std::string& name, pb::DeleteGroupReply* reply,
+                       grpc::ServerUnaryReactor* reactor) {
+  ask_router<uint64_t>(
+      sys, router, reactor,
+      [reply](uint64_t dropped) { reply->set_dropped_messages(dropped); },
+      delete_atom_v, name);
+}
+
+void list_groups_call(caf::actor_system& sys, router_actor router,
+                      pb::ListGroupsReply* reply,
+                      grpc::ServerUnaryReactor* reactor) {
+  ask_router<std::vector<group_info>>(
+      sys, router, reactor,
+      [reply](std::vector<group_info>& groups) {
+        for (auto& info : groups)
+          to_proto(info, *reply->add_groups());
+      },
+      list_atom_v);
+}
+
+} // namespace tb
