@@ -41,10 +41,10 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
   auto& original = *held.msg;
   auto record = std::make_shared<message_record>();
   record->id = st.ctx.message_ids->reserve(1);
-  record->accepted_unix_nanos
-    = std::chrono::duration_cast<std::chrono::nanoseconds>(
-        std::chrono::system_clock::now().time_since_epoch())
-        .count();
+  record->accepted_unix_nanos =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(
+          std::chrono::system_clock::now().time_since_epoch())
+          .count();
   record->topic = dead_letter_topic(st.group, st.settings);
   record->payload = original.payload;
   record->key = original.key;
@@ -101,7 +101,7 @@ void dispatch(group_pointer self) {
     ++held.attempts;
     auto id = st.ctx.delivery_ids->reserve(1);
     out[key].items.push_back(
-      group_delivery{held.msg, member->subscription_id, id, held.attempts});
+        group_delivery{held.msg, member->subscription_id, id, held.attempts});
     ++member->in_flight;
     ++st.counters.delivered;
     if (held.attempts > 1)
@@ -124,9 +124,9 @@ void release_member_if_done(group_pointer self, uint64_t key) {
   st.members.erase(i);
   st.rotation.erase(std::find(st.rotation.begin(), st.rotation.end(), key));
   st.next_in_rotation = 0;
-  auto still_member = std::any_of(
-    st.members.begin(), st.members.end(),
-    [&](const auto& kv) { return kv.second.session == session; });
+  auto still_member =
+      std::any_of(st.members.begin(), st.members.end(),
+                  [&](const auto& kv) { return kv.second.session == session; });
   if (!still_member)
     self->demonitor(session.address());
 }
@@ -209,8 +209,8 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
   for (uint32_t i = 0; i < msgs.size(); ++i) {
     auto size = msgs[i]->size_bytes();
     auto full = [&] {
-      return st.ledger.held_messages() >= st.settings.max_pending_messages
-             || st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
+             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
     };
     if (full() && st.settings.overflow == overflow_policy::drop_oldest)
       while (full() && st.ledger.drop_oldest_pending())
@@ -224,14 +224,13 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
     st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
   }
   if (!reply.refused.empty())
-    reply.reason = "group \"" + st.group + "\" is full ("
-                   + std::to_string(st.ledger.held_messages())
-                   + " messages, "
-                   + std::to_string(st.ledger.held_bytes())
-                   + " bytes held; max_pending_messages "
-                   + std::to_string(st.settings.max_pending_messages)
-                   + ", max_pending_bytes "
-                   + std::to_string(st.settings.max_pending_bytes) + ")";
+    reply.reason = "group \"" + st.group + "\" is full (" +
+                   std::to_string(st.ledger.held_messages()) + " messages, " +
+                   std::to_string(st.ledger.held_bytes()) +
+                   " bytes held; max_pending_messages " +
+                   std::to_string(st.settings.max_pending_messages) +
+                   ", max_pending_bytes " +
+                   std::to_string(st.settings.max_pending_bytes) + ")";
   dispatch(self);
   return reply;
 }
@@ -242,9 +241,9 @@ caf::ok_atom join(group_pointer self, session_actor session,
   for (auto& [key, member] : st.members)
     if (member.session == session && member.subscription_id == subscription_id)
       return caf::ok_atom_v;
-  auto monitored = std::any_of(
-    st.members.begin(), st.members.end(),
-    [&](const auto& kv) { return kv.second.session == session; });
+  auto monitored =
+      std::any_of(st.members.begin(), st.members.end(),
+                  [&](const auto& kv) { return kv.second.session == session; });
   if (!monitored)
     self->monitor(session);
   auto key = st.next_member_key++;
@@ -264,8 +263,8 @@ group_info info(const group_state& st) {
   result.counters.in_flight = st.ledger.in_flight();
   result.counters.held_bytes = st.ledger.held_bytes();
   result.counters.members = static_cast<uint64_t>(
-    std::count_if(st.members.begin(), st.members.end(),
-                  [](const auto& kv) { return kv.second.active; }));
+      std::count_if(st.members.begin(), st.members.end(),
+                    [](const auto& kv) { return kv.second.active; }));
   return result;
 }
 
@@ -285,72 +284,73 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
   st.settings = std::move(settings);
   st.ctx = std::move(ctx);
   self->set_down_handler(
-    [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
+      [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
   return {
-    [self](enqueue_atom, std::vector<message_ref>& msgs) {
-      return enqueue(self, msgs);
-    },
-    [self](join_atom, session_actor session, uint64_t subscription_id,
-           uint32_t max_in_flight) {
-      return join(self, std::move(session), subscription_id, max_in_flight);
-    },
-    [self](leave_atom, const session_actor& session, uint64_t subscription_id) {
-      auto& st = self->state;
-      for (auto& [key, member] : st.members)
-        if (member.session == session
-            && member.subscription_id == subscription_id) {
-          member.active = false;
-          release_member_if_done(self, key);
-          break;
-        }
-    },
-    [self](ack_atom, const session_actor& session,
-           const std::vector<uint64_t>& ids) {
-      answer(self, session, ids,
-             [self](group_ledger::flight) { ++self->state.counters.acked; });
-    },
-    [self](nack_atom, const session_actor& session,
-           const std::vector<uint64_t>& ids, uint32_t delay_ms) {
-      answer(self, session, ids, [self, delay_ms](group_ledger::flight f) {
+      [self](enqueue_atom, std::vector<message_ref>& msgs) {
+        return enqueue(self, msgs);
+      },
+      [self](join_atom, session_actor session, uint64_t subscription_id,
+             uint32_t max_in_flight) {
+        return join(self, std::move(session), subscription_id, max_in_flight);
+      },
+      [self](leave_atom, const session_actor& session,
+             uint64_t subscription_id) {
         auto& st = self->state;
-        auto limit = st.settings.max_deliveries;
-        if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
-          requeue(self, std::move(f.message));
-          return;
+        for (auto& [key, member] : st.members)
+          if (member.session == session &&
+              member.subscription_id == subscription_id) {
+            member.active = false;
+            release_member_if_done(self, key);
+            break;
+          }
+      },
+      [self](ack_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        answer(self, session, ids,
+               [self](group_ledger::flight) { ++self->state.counters.acked; });
+      },
+      [self](nack_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids, uint32_t delay_ms) {
+        answer(self, session, ids, [self, delay_ms](group_ledger::flight f) {
+          auto& st = self->state;
+          auto limit = st.settings.max_deliveries;
+          if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
+            requeue(self, std::move(f.message));
+            return;
+          }
+          st.ledger.delay(std::move(f.message),
+                          now(self) + std::chrono::milliseconds{delay_ms});
+        });
+      },
+      [self](reject_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        answer(self, session, ids, [self](group_ledger::flight f) {
+          dead_letter(self, f.message, "rejected");
+        });
+      },
+      [self](progress_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        auto& st = self->state;
+        auto deadline = now(self) + st.settings.ack_wait;
+        for (auto id : ids) {
+          auto* f = st.ledger.find(id);
+          if (f == nullptr || st.members.at(f->member).session != session)
+            ++st.counters.stale_answers;
+          else
+            st.ledger.extend(id, deadline);
         }
-        st.ledger.delay(std::move(f.message),
-                        now(self) + std::chrono::milliseconds{delay_ms});
-      });
-    },
-    [self](reject_atom, const session_actor& session,
-           const std::vector<uint64_t>& ids) {
-      answer(self, session, ids, [self](group_ledger::flight f) {
-        dead_letter(self, f.message, "rejected");
-      });
-    },
-    [self](progress_atom, const session_actor& session,
-           const std::vector<uint64_t>& ids) {
-      auto& st = self->state;
-      auto deadline = now(self) + st.settings.ack_wait;
-      for (auto id : ids) {
-        auto* f = st.ledger.find(id);
-        if (f == nullptr || st.members.at(f->member).session != session)
-          ++st.counters.stale_answers;
-        else
-          st.ledger.extend(id, deadline);
-      }
-    },
-    [self](tick_atom) { on_tick(self); },
-    [self](stats_atom) { return info(self->state); },
-    [self](delete_atom) {
-      auto& st = self->state;
-      for (auto& [key, member] : st.members)
-        self->send(member.session, kicked_atom_v, member.subscription_id,
-                   "the group \"" + st.group + "\" was deleted");
-      auto dropped = static_cast<uint64_t>(st.ledger.clear());
-      self->quit();
-      return dropped;
-    },
+      },
+      [self](tick_atom) { on_tick(self); },
+      [self](stats_atom) { return info(self->state); },
+      [self](delete_atom) {
+        auto& st = self->state;
+        for (auto& [key, member] : st.members)
+          self->send(member.session, kicked_atom_v, member.subscription_id,
+                     "the group \"" + st.group + "\" was deleted");
+        auto dropped = static_cast<uint64_t>(st.ledger.clear());
+        self->quit();
+        return dropped;
+      },
   };
 }
 

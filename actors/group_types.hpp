@@ -62,8 +62,8 @@ struct group_delivery {
 /// @relates group_delivery
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_delivery& x) {
-  return f(caf::meta::type_name("group_delivery"), x.message,
-           x.subscription_id, x.delivery_id, x.attempt);
+  return f(caf::meta::type_name("group_delivery"), x.message, x.subscription_id,
+           x.delivery_id, x.attempt);
 }
 
 /// The deliveries one dispatch round of a group makes to one session.
@@ -74,8 +74,7 @@ struct group_delivery_batch {
 
 /// @relates group_delivery_batch
 template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f,
-                                        group_delivery_batch& x) {
+typename Inspector::result_type inspect(Inspector& f, group_delivery_batch& x) {
   return f(caf::meta::type_name("group_delivery_batch"), x.items);
 }
 
@@ -143,8 +142,7 @@ struct group_info {
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
-  return f(caf::meta::type_name("group_info"), x.name, x.settings,
-           x.counters);
+  return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters);
 }
 
 } // namespace tb

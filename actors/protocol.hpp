@@ -16,8 +16,8 @@
 #include <vector>
 
 #include <caf/allowed_unsafe_message_type.hpp>
-#include <caf/error.hpp>
 #include <caf/atom.hpp>
+#include <caf/error.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
@@ -188,8 +188,8 @@ struct session_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
   return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
-           x.delivered, x.dropped, x.subscriptions, x.cached_routes,
-           x.buffered, x.stale_answers);
+           x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
+           x.stale_answers);
 }
 
 } // namespace tb
@@ -314,8 +314,7 @@ using router_actor = caf::typed_actor<
     caf::reacts_to<idle_atom, std::string, topic_actor>,
     caf::replies_to<join_atom, std::string, std::string, session_actor,
                     uint64_t, uint32_t>::with<group_actor>,
-    caf::replies_to<create_atom, std::string,
-                    group_settings>::with<group_info>,
+    caf::replies_to<create_atom, std::string, group_settings>::with<group_info>,
     caf::replies_to<delete_atom, std::string>::with<uint64_t>,
     caf::replies_to<list_atom>::with<std::vector<group_info>>,
     caf::replies_to<stats_atom>::with<router_stats>>;

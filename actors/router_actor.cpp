@@ -35,10 +35,10 @@ topic_actor topic_for(router_pointer self, const std::string& name) {
   auto first_version = ++st.spawned_topics << 32;
   // Linked: when the router stops, its topics stop with it.
   auto [fanout, groups] = targets_for(st, name);
-  auto topic = self->spawn<caf::linked>(
-      topic_actor_impl, name, caf::actor_cast<router_actor>(self),
-      std::move(fanout), std::move(groups), st.topic_idle_timeout,
-      first_version);
+  auto topic = self->spawn<caf::linked>(topic_actor_impl, name,
+                                        caf::actor_cast<router_actor>(self),
+                                        std::move(fanout), std::move(groups),
+                                        st.topic_idle_timeout, first_version);
   self->monitor(topic);
   st.linked_children.insert(topic.address());
   st.topics.emplace(name, topic);

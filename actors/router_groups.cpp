@@ -21,28 +21,29 @@ error_info check_group(const std::string& name, const group_settings& s,
     return err;
   if (s.policy != "round_robin")
     return make_error_info(ec::invalid_request,
-                           "group \"" + name + "\": unknown policy \""
-                             + s.policy + "\" (known: round_robin)");
+                           "group \"" + name + "\": unknown policy \"" +
+                               s.policy + "\" (known: round_robin)");
   if (s.ack_wait.count() <= 0)
     return make_error_info(ec::invalid_request,
                            "group \"" + name + "\": ack_wait must be > 0");
   if (!s.dead_letter.empty() && s.dead_letter != "none")
     if (auto err = validate_topic(s.dead_letter, limits))
-      return make_error_info(ec::invalid_topic, "group \"" + name
-                                                  + "\": dead_letter: "
-                                                  + err.text);
+      return make_error_info(ec::invalid_topic,
+                             "group \"" + name +
+                                 "\": dead_letter: " + err.text);
   return {};
 }
 
 // Spawns a group, enters it in the trie and in every matching topic, and
-// calls `ready` once every publisher caching those topics knows it.
+// calls `ready(group)` once every publisher caching those topics knows it
+// (at once when no topic matches).
 template <class Ready>
 group_actor spawn_group(router_pointer self, const std::string& name,
                         const group_settings& settings, Ready ready) {
   auto& st = self->state;
   // Linked: a group stops with the router.
-  auto group = self->spawn<caf::linked>(group_actor_impl, name, settings,
-                                        st.group_ctx);
+  auto group =
+      self->spawn<caf::linked>(group_actor_impl, name, settings, st.group_ctx);
   self->monitor(group);
   st.linked_children.insert(group.address());
   auto key = st.next_key++;
@@ -53,13 +54,13 @@ group_actor spawn_group(router_pointer self, const std::string& name,
                            router_subscription{settings.pattern, {}, group});
   auto affected = topics_matching(st, settings.pattern);
   if (affected.empty()) {
-    ready();
+    ready(group);
     return group;
   }
   auto remaining = std::make_shared<size_t>(affected.size());
-  auto count_down = [remaining, ready]() mutable {
+  auto count_down = [remaining, ready, group]() mutable {
     if (--*remaining == 0)
-      ready();
+      ready(group);
   };
   for (auto& topic : affected)
     self->request(topic, caf::infinite, add_group_atom_v, group)
@@ -79,14 +80,15 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
     if (i->second.settings == settings)
       return self->delegate(i->second.handle, stats_atom_v);
     return make_caf_error(ec::group_pattern_conflict,
-                          "group \"" + name + "\" exists with pattern \""
-                            + i->second.settings.pattern
-                            + "\" and other settings");
+                          "group \"" + name + "\" exists with pattern \"" +
+                              i->second.settings.pattern +
+                              "\" and other settings");
   }
   auto promise = self->make_response_promise<group_info>();
   auto info = group_info{name, settings, {}};
-  spawn_group(self, name, settings,
-              [promise, info]() mutable { promise.deliver(info); });
+  spawn_group(
+      self, name, settings,
+      [promise, info](const group_actor&) mutable { promise.deliver(info); });
   return promise;
 }
 
@@ -98,27 +100,27 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
   auto promise = self->make_response_promise<group_actor>();
   auto join = [self, promise, session, subscription_id,
                max_in_flight](group_actor group) mutable {
-    self
-        ->request(group, caf::infinite, join_atom_v, session, subscription_id,
+    self->request(group, caf::infinite, join_atom_v, session, subscription_id,
                   max_in_flight)
-        .then([promise, group](caf::ok_atom) mutable { promise.deliver(group); },
-              [promise](caf::error& err) mutable { promise.deliver(err); });
+        .then(
+            [promise, group](caf::ok_atom) mutable { promise.deliver(group); },
+            [promise](caf::error& err) mutable { promise.deliver(err); });
   };
   if (auto i = st.groups.find(name); i != st.groups.end()) {
     if (i->second.settings.pattern != pattern) {
       promise.deliver(make_caf_error(
           ec::group_pattern_conflict,
-          "group \"" + name + "\" exists with pattern \""
-            + i->second.settings.pattern + "\", not \"" + pattern + "\""));
+          "group \"" + name + "\" exists with pattern \"" +
+              i->second.settings.pattern + "\", not \"" + pattern + "\""));
       return promise;
     }
     join(i->second.handle);
     return promise;
   }
   if (!st.auto_create_groups) {
-    promise.deliver(make_caf_error(
-        ec::unknown_group,
-        "no group named \"" + name + "\" (auto-create is off)"));
+    promise.deliver(
+        make_caf_error(ec::unknown_group,
+                       "no group named \"" + name + "\" (auto-create is off)"));
     return promise;
   }
   auto settings = st.group_defaults;
@@ -127,10 +129,7 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
     promise.deliver(make_caf_error(err.code, err.text));
     return promise;
   }
-  auto group = std::make_shared<group_actor>();
-  *group = spawn_group(self, name, settings, [join, group]() mutable {
-    join(*group);
-  });
+  spawn_group(self, name, settings, join);
   return promise;
 }
 
@@ -139,8 +138,7 @@ caf::result<uint64_t> delete_group(router_pointer self,
   auto& st = self->state;
   auto i = st.groups.find(name);
   if (i == st.groups.end())
-    return make_caf_error(ec::unknown_group,
-                          "no group named \"" + name + "\"");
+    return make_caf_error(ec::unknown_group, "no group named \"" + name + "\"");
   auto group = i->second.handle;
   forget_group(self, group.address());
   return self->delegate(group, delete_atom_v);

@@ -20,8 +20,8 @@ constexpr size_t max_frame_bytes = 1u << 20;
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
-  if (!st.closing || !st.control.empty() || st.deliveries.has_ready()
-      || !st.group_outbox.empty())
+  if (!st.closing || !st.control.empty() || st.deliveries.has_ready() ||
+      !st.group_outbox.empty())
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");
@@ -37,12 +37,11 @@ void subscribe(session_pointer self, uint64_t request_id,
     return;
   }
   if (subscription_count(st) >= st.ctx.limits.max_subscriptions_per_session) {
-    queue_error(
-        self, request_id, "subscribe", id,
-        make_error_info(ec::limit_exceeded,
-                        "this session already has " +
-                            std::to_string(subscription_count(st)) +
-                            " subscriptions, the limit"));
+    queue_error(self, request_id, "subscribe", id,
+                make_error_info(ec::limit_exceeded,
+                                "this session already has " +
+                                    std::to_string(subscription_count(st)) +
+                                    " subscriptions, the limit"));
     return;
   }
   if (st.deliveries.contains(id) || st.memberships.count(id) != 0) {
@@ -206,8 +205,8 @@ void flush(session_pointer self) {
   auto& st = self->state;
   if (!st.sink)
     return;
-  while (!st.control.empty() || st.deliveries.has_ready()
-         || !st.group_outbox.empty()) {
+  while (!st.control.empty() || st.deliveries.has_ready() ||
+         !st.group_outbox.empty()) {
     if (!st.sink->ready_to_write())
       break;
     // Losses are turned into frames only when deliveries are about to be
@@ -288,25 +287,25 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
         run_publish(self, std::move(job));
       },
       [self](tick_atom) { sweep_routes(self); },
-    [self](gdeliver_atom, group_delivery_batch& batch) {
-      accept_group_deliveries(self, batch);
-    },
-    [self](expired_atom, const std::vector<uint64_t>& ids) {
-      forget_deliveries(self->state, ids);
-    },
-    [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
-      end_membership(self, subscription_id, reason);
-    },
-    [self](dlq_atom, message_ref& msg) {
-      // A dead letter from a group: publish it like a client message, but
-      // to a broker-owned topic.
-      auto job = std::make_shared<publish_job>();
-      job->outcomes.resize(1);
-      job->outcomes[0].id = msg->id;
-      job->positions.push_back(0);
-      job->accepted.push_back(std::move(msg));
-      run_publish(self, std::move(job));
-    },
+      [self](gdeliver_atom, group_delivery_batch& batch) {
+        accept_group_deliveries(self, batch);
+      },
+      [self](expired_atom, const std::vector<uint64_t>& ids) {
+        forget_deliveries(self->state, ids);
+      },
+      [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
+        end_membership(self, subscription_id, reason);
+      },
+      [self](dlq_atom, message_ref& msg) {
+        // A dead letter from a group: publish it like a client message, but
+        // to a broker-owned topic.
+        auto job = std::make_shared<publish_job>();
+        job->outcomes.resize(1);
+        job->outcomes[0].id = msg->id;
+        job->positions.push_back(0);
+        job->accepted.push_back(std::move(msg));
+        run_publish(self, std::move(job));
+      },
       [self](stats_atom) {
         auto& st = self->state;
         auto result = st.stats;

@@ -155,8 +155,7 @@ void answer_deliveries(session_pointer self,
                        const tinybroker::v1::ClientFrame& frame);
 
 /// Takes group deliveries from the group that sent them.
-void accept_group_deliveries(session_pointer self,
-                             group_delivery_batch& batch);
+void accept_group_deliveries(session_pointer self, group_delivery_batch& batch);
 
 /// Forgets deliveries that went to another attempt.
 void forget_deliveries(session_state& st, const std::vector<uint64_t>& ids);

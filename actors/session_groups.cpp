@@ -44,8 +44,7 @@ void join_group(session_pointer self, uint64_t request_id,
       req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
   st.memberships.emplace(id, membership{req.group(), {}});
   ++st.stats.subscriptions;
-  self
-      ->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
+  self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
                 req.pattern(), self_handle(self), id, max_in_flight)
       .then(
           [self, id, request_id](group_actor group) {
@@ -92,16 +91,16 @@ void answer_deliveries(session_pointer self, const pb::ClientFrame& frame) {
   const google::protobuf::RepeatedField<uint64_t>* ids = nullptr;
   bool keeps = false; // in progress: the delivery stays unanswered
   switch (frame.kind_case()) {
-    case pb::ClientFrame::kAck:
-      ids = &frame.ack().delivery_ids();
-      break;
-    case pb::ClientFrame::kNack:
-      ids = &frame.nack().delivery_ids();
-      break;
-    default:
-      ids = &frame.in_progress().delivery_ids();
-      keeps = true;
-      break;
+  case pb::ClientFrame::kAck:
+    ids = &frame.ack().delivery_ids();
+    break;
+  case pb::ClientFrame::kNack:
+    ids = &frame.nack().delivery_ids();
+    break;
+  default:
+    ids = &frame.in_progress().delivery_ids();
+    keeps = true;
+    break;
   }
   std::vector<std::pair<group_actor, std::vector<uint64_t>>> by_group;
   for (auto id : *ids) {
@@ -124,19 +123,19 @@ void answer_deliveries(session_pointer self, const pb::ClientFrame& frame) {
   auto me = self_handle(self);
   for (auto& [group, batch] : by_group) {
     switch (frame.kind_case()) {
-      case pb::ClientFrame::kAck:
-        self->send(group, ack_atom_v, me, std::move(batch));
-        break;
-      case pb::ClientFrame::kNack:
-        if (frame.nack().requeue())
-          self->send(group, nack_atom_v, me, std::move(batch),
-                     frame.nack().delay_ms());
-        else
-          self->send(group, reject_atom_v, me, std::move(batch));
-        break;
-      default:
-        self->send(group, progress_atom_v, me, std::move(batch));
-        break;
+    case pb::ClientFrame::kAck:
+      self->send(group, ack_atom_v, me, std::move(batch));
+      break;
+    case pb::ClientFrame::kNack:
+      if (frame.nack().requeue())
+        self->send(group, nack_atom_v, me, std::move(batch),
+                   frame.nack().delay_ms());
+      else
+        self->send(group, reject_atom_v, me, std::move(batch));
+      break;
+    default:
+      self->send(group, progress_atom_v, me, std::move(batch));
+      break;
     }
   }
 }

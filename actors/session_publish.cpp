@@ -131,8 +131,7 @@ void enqueue_in_groups(session_pointer self, std::shared_ptr<publish_job> job,
       if (--job->pending_groups == 0)
         finish_publish(self, *job);
     };
-    self
-        ->request(share.group, caf::infinite, enqueue_atom_v,
+    self->request(share.group, caf::infinite, enqueue_atom_v,
                   std::move(share.messages))
         .then(
             [job, count_down,
@@ -178,8 +177,9 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
           fanout_item{msg, target.subscription_id});
     }
     for (auto& group : (*route)->groups) {
-      auto pos = std::find_if(shares.begin(), shares.end(),
-                              [&](const group_share& x) { return x.group == group; });
+      auto pos =
+          std::find_if(shares.begin(), shares.end(),
+                       [&](const group_share& x) { return x.group == group; });
       if (pos == shares.end())
         pos = shares.insert(shares.end(), group_share{group, {}, {}});
       pos->messages.push_back(msg);

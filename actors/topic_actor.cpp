@@ -161,12 +161,10 @@ caf::result<caf::ok_atom> install_confirmed(topic_pointer self,
 
 } // namespace
 
-topic_actor::behavior_type
-topic_actor_impl(topic_pointer self, std::string name, router_actor router,
-                 std::vector<fanout_target> initial,
-                 std::vector<group_actor> initial_groups,
-                 std::chrono::milliseconds idle_timeout,
-                 uint64_t first_version) {
+topic_actor::behavior_type topic_actor_impl(
+    topic_pointer self, std::string name, router_actor router,
+    std::vector<fanout_target> initial, std::vector<group_actor> initial_groups,
+    std::chrono::milliseconds idle_timeout, uint64_t first_version) {
   auto& st = self->state;
   st.topic = name;
   st.router = std::move(router);

@@ -65,11 +65,9 @@ using topic_pointer = topic_actor::stateful_pointer<topic_state>;
 /// versions start at `first_version`, which the router makes larger than
 /// any version an earlier actor of the same topic could have reached, so a
 /// session can always tell the newer of two routes.
-topic_actor::behavior_type
-topic_actor_impl(topic_pointer self, std::string name, router_actor router,
-                 std::vector<fanout_target> initial,
-                 std::vector<group_actor> initial_groups,
-                 std::chrono::milliseconds idle_timeout,
-                 uint64_t first_version);
+topic_actor::behavior_type topic_actor_impl(
+    topic_pointer self, std::string name, router_actor router,
+    std::vector<fanout_target> initial, std::vector<group_actor> initial_groups,
+    std::chrono::milliseconds idle_timeout, uint64_t first_version);
 
 } // namespace tb

@@ -53,6 +53,51 @@ bool session::subscribe(uint64_t subscription_id, const std::string& pattern,
   return send(frame);
 }
 
+bool session::join(uint64_t subscription_id, const std::string& group,
+                   const std::string& pattern, uint32_t max_in_flight,
+                   uint64_t request_id) {
+  pb::ClientFrame frame;
+  frame.set_request_id(request_id);
+  auto* sub = frame.mutable_subscribe();
+  sub->set_subscription_id(subscription_id);
+  sub->set_pattern(pattern);
+  sub->set_group(group);
+  sub->set_max_in_flight(max_in_flight);
+  return send(frame);
+}
+
+bool session::ack(const std::vector<uint64_t>& delivery_ids) {
+  pb::ClientFrame frame;
+  frame.mutable_ack()->mutable_delivery_ids()->Add(delivery_ids.begin(),
+                                                   delivery_ids.end());
+  return send(frame);
+}
+
+bool session::nack(const std::vector<uint64_t>& delivery_ids,
+                   uint32_t delay_ms) {
+  pb::ClientFrame frame;
+  auto* nack = frame.mutable_nack();
+  nack->mutable_delivery_ids()->Add(delivery_ids.begin(), delivery_ids.end());
+  nack->set_requeue(true);
+  nack->set_delay_ms(delay_ms);
+  return send(frame);
+}
+
+bool session::reject(const std::vector<uint64_t>& delivery_ids) {
+  pb::ClientFrame frame;
+  auto* nack = frame.mutable_nack();
+  nack->mutable_delivery_ids()->Add(delivery_ids.begin(), delivery_ids.end());
+  nack->set_requeue(false);
+  return send(frame);
+}
+
+bool session::in_progress(const std::vector<uint64_t>& delivery_ids) {
+  pb::ClientFrame frame;
+  frame.mutable_in_progress()->mutable_delivery_ids()->Add(delivery_ids.begin(),
+                                                           delivery_ids.end());
+  return send(frame);
+}
+
 bool session::unsubscribe(uint64_t subscription_id, uint64_t request_id) {
   pb::ClientFrame frame;
   frame.set_request_id(request_id);

@@ -46,6 +46,26 @@ public:
   bool subscribe(uint64_t subscription_id, const std::string& pattern,
                  const std::string& group = "", uint64_t request_id = 0);
 
+  /// Joins consumer group `group` on `pattern` as subscription
+  /// `subscription_id`, holding at most `max_in_flight` unacked deliveries
+  /// (0 = the broker's default, 256).
+  bool join(uint64_t subscription_id, const std::string& group,
+            const std::string& pattern, uint32_t max_in_flight = 0,
+            uint64_t request_id = 0);
+
+  /// Acks group deliveries: done and forgotten.
+  bool ack(const std::vector<uint64_t>& delivery_ids);
+
+  /// Negatively acks group deliveries: redelivered after `delay_ms`.
+  bool nack(const std::vector<uint64_t>& delivery_ids, uint32_t delay_ms = 0);
+
+  /// Rejects group deliveries: straight to the dead letter topic.
+  bool reject(const std::vector<uint64_t>& delivery_ids);
+
+  /// Pushes back the ack deadlines of group deliveries by the group's
+  /// ack_wait.
+  bool in_progress(const std::vector<uint64_t>& delivery_ids);
+
   /// Ends a subscription.
   bool unsubscribe(uint64_t subscription_id, uint64_t request_id = 0);
 

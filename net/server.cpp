@@ -103,8 +103,9 @@ error_info broker_server::create_declared_groups() {
         .receive([](const group_info&) {},
                  [&](caf::error& err) {
                    auto info = to_error_info(err);
-                   result = make_error_info(
-                       info.code, "config group \"" + name + "\": " + info.text);
+                   result =
+                       make_error_info(info.code, "config group \"" + name +
+                                                      "\": " + info.text);
                  });
     if (result)
       break;
