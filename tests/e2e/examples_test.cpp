@@ -1,6 +1,7 @@
 // End to end: the example programs run against a real broker, so they
 // cannot rot.
 
+#include <csignal>
 #include <string>
 
 #include "e2e_fixture.hpp"
@@ -44,6 +45,30 @@ TEST_F(ExamplesTest, PublishSubscribeReportsARefusedTopic) {
                   {"--server", broker_->address(), "pub", "bad..topic", "x"});
   EXPECT_EQ(code, 1);
   EXPECT_NE(out.find("bad..topic"), std::string::npos) << out;
+}
+
+TEST_F(ExamplesTest, WorkQueueMovesAKilledWorkersJobsToTheOther) {
+  child_process holder{example("work_queue"),
+                       {"--server", broker_->address(), "worker", "--no-ack"}};
+  ASSERT_TRUE(holder.wait_for_output("joined workers", patience))
+    << holder.output();
+  auto [code, out] = run_command(
+    example("work_queue"), {"--server", broker_->address(), "publish", "4"});
+  ASSERT_EQ(code, 0) << out;
+  // The only worker holds every job unacked; killing it hands them on.
+  ASSERT_TRUE(holder.wait_for_output("job 4 (attempt 1)", patience))
+    << holder.output();
+  child_process worker{example("work_queue"),
+                       {"--server", broker_->address(), "worker", "4"}};
+  ASSERT_TRUE(worker.wait_for_output("joined workers", patience))
+    << worker.output();
+  holder.stop(SIGKILL);
+  EXPECT_EQ(worker.wait_exit(patience), 0);
+  auto got = worker.output();
+  for (auto job : {"1", "2", "3", "4"})
+    EXPECT_NE(got.find(std::string{"job "} + job + " (attempt 2)"),
+              std::string::npos)
+      << got;
 }
 
 } // namespace
