@@ -20,6 +20,8 @@
 
 #include "config/config_loader.hpp"
 
+#include "actors/routing/topic.hpp"
+
 #include <toml.hpp>
 
 #include <algorithm>
@@ -55,14 +57,10 @@ std::string format_scaled(uint64_t n, const unit (&units)[N]) {
   return std::to_string(n);
 }
 
-// Returns true if `text` is 1..128 bytes of [A-Za-z0-9_-] (spec 6).
+// Returns true if `text` is 1..128 bytes of [A-Za-z0-9_-] (spec 6): the
+// rule of group names, which policy names follow too.
 bool is_name(std::string_view text) {
-  auto ok = [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '-';
-  };
-  return !text.empty() && text.size() <= 128 &&
-         std::all_of(text.begin(), text.end(), ok);
+  return !validate_group_name(text);
 }
 
 // -- the TOML walker ----------------------------------------------------------

@@ -136,12 +136,26 @@ void broker_server::stop() {
     self->request(router_, std::chrono::seconds(1), stats_atom_v)
         .receive(
             [](const router_stats& stats) {
-              log::info("stopped with " + std::to_string(stats.topics) +
+              log::info("stopping with " + std::to_string(stats.topics) +
                         " topics and " + std::to_string(stats.subscriptions) +
-                        " subscriptions; nothing was held (fan-out only)");
+                        " subscriptions and groups");
             },
             [](caf::error&) {
               log::warn("the router did not report at stop");
+            });
+    // Spec 9: say what was still held, since a stop loses it.
+    self->request(router_, std::chrono::seconds(1), list_atom_v)
+        .receive(
+            [](const std::vector<group_info>& groups) {
+              for (auto& g : groups)
+                log::info("group \"" + g.name + "\" still held " +
+                          std::to_string(g.counters.pending +
+                                         g.counters.in_flight) +
+                          " messages (" + std::to_string(g.counters.in_flight) +
+                          " in flight); they are dropped");
+            },
+            [](caf::error&) {
+              log::warn("the groups did not report at stop");
             });
   }
   for (auto& publisher : publishers_)

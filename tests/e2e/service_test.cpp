@@ -65,6 +65,21 @@ TEST_F(ServiceTest, StopsPromptlyWithLiveTopicsAndSubscriptions) {
   EXPECT_EQ(*code, 0) << broker_->output();
 }
 
+TEST_F(ServiceTest, StopLogsWhatGroupsStillHeld) {
+  grpc::ClientContext ctx;
+  pb::CreateGroupRequest req;
+  req.set_name("audit");
+  req.mutable_settings()->set_pattern("audit.>");
+  pb::GroupInfo info;
+  ASSERT_TRUE(conn_->stub().CreateGroup(&ctx, req, &info).ok());
+  publish({"audit.a", "audit.b", "audit.c"});
+  auto code = broker_->stop(SIGTERM);
+  ASSERT_EQ(code, 0) << broker_->output();
+  EXPECT_NE(broker_->output().find("group \"audit\" still held 3 messages"),
+            std::string::npos)
+    << broker_->output();
+}
+
 TEST_F(ServiceTest, SigintStopsTheBrokerWithinTheGracePeriod) {
   // A connected but idle client must not hold the shutdown up: the broker
   // exits well within its 5 s shutdown_grace.
