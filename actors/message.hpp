@@ -64,26 +64,25 @@ struct message_ref {
   }
 };
 
-/// Serializes the referenced message.
-/// @relates message_ref
-template <class Inspector>
-typename std::enable_if<Inspector::reads_state,
-                        typename Inspector::result_type>::type
-inspect(Inspector& f, message_ref& x) {
-  static const message_record empty_message;
-  return f(caf::meta::type_name("message_ref"),
-           const_cast<message_record&>(x.ptr ? *x.ptr : empty_message));
+/// Inspects a shared immutable value by its content: saving writes the
+/// value, loading makes a fresh shared value.
+template <class T, class Inspector>
+typename Inspector::result_type
+inspect_shared(Inspector& f, std::shared_ptr<const T>& ptr, const char* name) {
+  if constexpr (Inspector::reads_state) {
+    static const T empty{};
+    return f(caf::meta::type_name(name), const_cast<T&>(ptr ? *ptr : empty));
+  } else {
+    auto fresh = std::make_shared<T>();
+    ptr = fresh;
+    return f(caf::meta::type_name(name), *fresh);
+  }
 }
 
-/// Deserializes into a fresh shared message.
 /// @relates message_ref
 template <class Inspector>
-typename std::enable_if<Inspector::writes_state,
-                        typename Inspector::result_type>::type
-inspect(Inspector& f, message_ref& x) {
-  auto fresh = std::make_shared<message_record>();
-  x.ptr = fresh;
-  return f(caf::meta::type_name("message_ref"), *fresh);
+typename Inspector::result_type inspect(Inspector& f, message_ref& x) {
+  return inspect_shared(f, x.ptr, "message_ref");
 }
 
 /// One message for one fan-out subscription.

@@ -275,22 +275,8 @@ typename Inspector::result_type inspect(Inspector& f, route& x) {
 
 /// @relates route_ref
 template <class Inspector>
-typename std::enable_if<Inspector::reads_state,
-                        typename Inspector::result_type>::type
-inspect(Inspector& f, route_ref& x) {
-  static const route empty_route;
-  return f(caf::meta::type_name("route_ref"),
-           const_cast<route&>(x.ptr ? *x.ptr : empty_route));
-}
-
-/// @relates route_ref
-template <class Inspector>
-typename std::enable_if<Inspector::writes_state,
-                        typename Inspector::result_type>::type
-inspect(Inspector& f, route_ref& x) {
-  auto fresh = std::make_shared<route>();
-  x.ptr = fresh;
-  return f(caf::meta::type_name("route_ref"), *fresh);
+typename Inspector::result_type inspect(Inspector& f, route_ref& x) {
+  return inspect_shared(f, x.ptr, "route_ref");
 }
 
 /// A topic: owns its route and pushes changes to the sessions caching it.

@@ -17,6 +17,18 @@ constexpr size_t max_control_frames = 256;
 // Bytes of deliveries per frame, unless a single message is larger.
 constexpr size_t max_frame_bytes = 1u << 20;
 
+// Refuses a publish of more messages than `max_publish_batch`.
+error_info check_batch_size(const session_state& st, int size,
+                            const char* what) {
+  auto limit = st.ctx.limits.max_publish_batch;
+  if (static_cast<size_t>(size) <= limit)
+    return {};
+  return make_error_info(ec::limit_exceeded,
+                         std::string{what} + " holds " + std::to_string(size) +
+                             " messages; the limit is " +
+                             std::to_string(limit));
+}
+
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
@@ -116,13 +128,8 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
     break;
   case pb::ClientFrame::kPublish: {
     auto& msgs = *frame->mutable_publish()->mutable_messages();
-    if (static_cast<size_t>(msgs.size()) > st.ctx.limits.max_publish_batch) {
-      queue_error(
-          self, request_id, "publish", 0,
-          make_error_info(ec::limit_exceeded,
-                          "publish frame holds " + std::to_string(msgs.size()) +
-                              " messages; the limit is " +
-                              std::to_string(st.ctx.limits.max_publish_batch)));
+    if (auto err = check_batch_size(st, msgs.size(), "publish frame")) {
+      queue_error(self, request_id, "publish", 0, err);
       break;
     }
     auto job = make_publish_job(st, msgs);
@@ -273,13 +280,8 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       [self](unary_atom, const unary_call_ptr& call) {
         auto& st = self->state;
         auto& msgs = *call->request->mutable_messages();
-        if (static_cast<size_t>(msgs.size()) >
-            st.ctx.limits.max_publish_batch) {
-          call->complete(make_error_info(
-              ec::limit_exceeded,
-              "publish request holds " + std::to_string(msgs.size()) +
-                  " messages; the limit is " +
-                  std::to_string(st.ctx.limits.max_publish_batch)));
+        if (auto err = check_batch_size(st, msgs.size(), "publish request")) {
+          call->complete(err);
           return;
         }
         auto job = make_publish_job(st, msgs);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/routing/pattern.hpp"
+#include "name_test_helpers.hpp"
 
 namespace {
 
@@ -14,16 +15,7 @@ using tb::name_limits;
 
 const name_limits default_limits;
 
-// Builds a pattern of `tokens` tokens, each `token`, joined by '.'.
-std::string repeat_tokens(std::string_view token, std::size_t tokens) {
-  std::string result;
-  for (std::size_t i = 0; i < tokens; ++i) {
-    if (i > 0)
-      result += '.';
-    result += token;
-  }
-  return result;
-}
+using tb::test::repeat_tokens;
 
 // Expects `pattern` to pass validation under `limits`.
 void expect_valid(std::string_view pattern,

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/routing/topic.hpp"
+#include "name_test_helpers.hpp"
 
 namespace {
 
@@ -15,16 +16,7 @@ using tb::name_limits;
 
 const name_limits default_limits;
 
-// Builds a topic of `tokens` tokens, each `token`, joined by '.'.
-std::string repeat_tokens(std::string_view token, std::size_t tokens) {
-  std::string result;
-  for (std::size_t i = 0; i < tokens; ++i) {
-    if (i > 0)
-      result += '.';
-    result += token;
-  }
-  return result;
-}
+using tb::test::repeat_tokens;
 
 // Expects `topic` to pass validation under `limits`.
 void expect_valid(std::string_view topic,
