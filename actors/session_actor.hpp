@@ -76,6 +76,10 @@ struct membership {
   std::string group;
   /// The group, once joined.
   group_actor handle;
+  /// Deliveries that arrived before the join was confirmed: the group
+  /// dispatches as soon as it has the member, while the confirmation takes
+  /// the longer way through the router. Written after the Subscribed frame.
+  std::vector<group_delivery> early;
 };
 
 /// State of a session actor.

@@ -42,7 +42,7 @@ void join_group(session_pointer self, uint64_t request_id,
   }
   auto max_in_flight =
       req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
-  st.memberships.emplace(id, membership{req.group(), {}});
+  st.memberships.emplace(id, membership{req.group(), {}, {}});
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
                 req.pattern(), self_handle(self), id, max_in_flight)
@@ -60,6 +60,9 @@ void join_group(session_pointer self, uint64_t request_id,
             frame->mutable_subscribed()->set_subscription_id(id);
             frame->mutable_subscribed()->set_request_id(request_id);
             st.control.push_back(std::move(frame));
+            for (auto& item : i->second.early)
+              st.group_outbox.push_back(std::move(item));
+            i->second.early.clear();
             flush(self);
           },
           [self, id, request_id](caf::error& err) {
@@ -76,10 +79,24 @@ bool leave_group(session_pointer self, uint64_t subscription_id) {
   auto i = st.memberships.find(subscription_id);
   if (i == st.memberships.end())
     return false;
-  // The member may still answer what it holds (spec 6: draining).
+  // The member may still answer what it holds (spec 6: draining); what
+  // the client never saw goes straight back.
   if (i->second.handle)
     self->send(i->second.handle, leave_atom_v, self_handle(self),
                subscription_id);
+  std::vector<uint64_t> unseen;
+  group_actor owner;
+  for (auto& item : i->second.early) {
+    auto j = st.delivery_owners.find(item.delivery_id);
+    if (j == st.delivery_owners.end())
+      continue;
+    owner = j->second;
+    unseen.push_back(item.delivery_id);
+    st.delivery_owners.erase(j);
+  }
+  if (!unseen.empty())
+    self->send(owner, nack_atom_v, self_handle(self), std::move(unseen),
+               uint32_t{0});
   st.memberships.erase(i);
   --st.stats.subscriptions;
   queue_unsubscribed(st, subscription_id, "");
@@ -146,13 +163,17 @@ void accept_group_deliveries(session_pointer self,
   auto group = caf::actor_cast<group_actor>(self->current_sender());
   std::vector<uint64_t> unwanted;
   for (auto& item : batch.items) {
-    if (st.closing || st.memberships.count(item.subscription_id) == 0) {
+    auto i = st.memberships.find(item.subscription_id);
+    if (st.closing || i == st.memberships.end()) {
       // Sent before the member left: give it straight back.
       unwanted.push_back(item.delivery_id);
       continue;
     }
     st.delivery_owners.emplace(item.delivery_id, group);
-    st.group_outbox.push_back(std::move(item));
+    if (!i->second.handle)
+      i->second.early.push_back(std::move(item));
+    else
+      st.group_outbox.push_back(std::move(item));
   }
   if (!unwanted.empty())
     self->send(group, nack_atom_v, self_handle(self), std::move(unwanted),
