@@ -72,6 +72,22 @@ void requeue(group_pointer self, group_ledger::held held) {
   st.ledger.push_front(std::move(held));
 }
 
+// Holds messages again at the head of the queue, the first of `msgs` first
+// in line, dead-lettering (in their order) those that used up their
+// deliveries.
+void requeue_in_order(group_pointer self,
+                      std::vector<group_ledger::held> msgs) {
+  auto limit = self->state.settings.max_deliveries;
+  std::vector<group_ledger::held> again;
+  for (auto& held : msgs)
+    if (limit != 0 && held.attempts >= limit)
+      dead_letter(self, held, "max_deliveries");
+    else
+      again.push_back(std::move(held));
+  for (auto i = again.rbegin(); i != again.rend(); ++i)
+    self->state.ledger.push_front(std::move(*i));
+}
+
 // Picks the next active member with free credit, round robin.
 group_member* pick_member(group_state& st, uint64_t& key) {
   auto n = st.rotation.size();
@@ -168,14 +184,17 @@ void on_tick(group_pointer self) {
   st.tick_scheduled = false;
   std::unordered_map<uint64_t, std::vector<uint64_t>> expired_by_member;
   std::vector<uint64_t> touched;
+  std::vector<group_ledger::held> again;
   for (auto id : st.ledger.expired(now(self))) {
     auto f = st.ledger.finish(id);
     auto& member = st.members.at(f->member);
     --member.in_flight;
     expired_by_member[f->member].push_back(id);
     touched.push_back(f->member);
-    requeue(self, std::move(f->message));
+    again.push_back(std::move(f->message));
   }
+  // The oldest first in line, as when a member is gone.
+  requeue_in_order(self, std::move(again));
   for (auto& [key, ids] : expired_by_member)
     self->send(st.members.at(key).session, expired_atom_v, std::move(ids));
   for (auto key : touched)
@@ -192,10 +211,19 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   for (auto& [key, member] : st.members)
     if (member.session.address() == addr)
       gone.push_back(key);
+  // Delivery ids grow with time: sorted, they are the original order
+  // across the session's memberships.
+  std::vector<uint64_t> ids;
   for (auto key : gone) {
-    auto ids = st.ledger.flights_of(key);
-    for (auto i = ids.rbegin(); i != ids.rend(); ++i)
-      requeue(self, st.ledger.finish(*i)->message);
+    auto mine = st.ledger.flights_of(key);
+    ids.insert(ids.end(), mine.begin(), mine.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<group_ledger::held> again;
+  for (auto id : ids)
+    again.push_back(st.ledger.finish(id)->message);
+  requeue_in_order(self, std::move(again));
+  for (auto key : gone) {
     st.members.at(key).in_flight = 0;
     st.members.at(key).active = false;
     release_member_if_done(self, key);
@@ -238,18 +266,27 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
 caf::ok_atom join(group_pointer self, session_actor session,
                   uint64_t subscription_id, uint32_t max_in_flight) {
   auto& st = self->state;
+  if (max_in_flight == 0)
+    max_in_flight = 256;
+  max_in_flight = std::min(max_in_flight, st.ctx.max_in_flight_limit);
   for (auto& [key, member] : st.members)
-    if (member.session == session && member.subscription_id == subscription_id)
+    if (member.session == session &&
+        member.subscription_id == subscription_id) {
+      // A member that left but still holds deliveries may join again with
+      // the same subscription id: it takes new deliveries again.
+      if (!member.active) {
+        member.active = true;
+        member.max_in_flight = max_in_flight;
+        dispatch(self);
+      }
       return caf::ok_atom_v;
+    }
   auto monitored =
       std::any_of(st.members.begin(), st.members.end(),
                   [&](const auto& kv) { return kv.second.session == session; });
   if (!monitored)
     self->monitor(session);
   auto key = st.next_member_key++;
-  if (max_in_flight == 0)
-    max_in_flight = 256;
-  max_in_flight = std::min(max_in_flight, st.ctx.max_in_flight_limit);
   st.members.emplace(key, group_member{std::move(session), subscription_id,
                                        max_in_flight, 0, true});
   st.rotation.push_back(key);

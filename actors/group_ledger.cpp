@@ -67,7 +67,9 @@ std::optional<group_ledger::flight> group_ledger::finish(uint64_t delivery_id) {
 
 void group_ledger::extend(uint64_t delivery_id, time_point deadline) {
   auto i = flights_.find(delivery_id);
-  if (i == flights_.end())
+  // Only later: an equal deadline would queue a second live entry (and
+  // `expired` report the delivery twice), an earlier one break the order.
+  if (i == flights_.end() || deadline <= i->second.deadline)
     return;
   i->second.deadline = deadline;
   deadlines_.emplace_back(deadline, delivery_id);

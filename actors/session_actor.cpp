@@ -23,10 +23,10 @@ error_info check_batch_size(const session_state& st, int size,
   auto limit = st.ctx.limits.max_publish_batch;
   if (static_cast<size_t>(size) <= limit)
     return {};
-  return make_error_info(ec::limit_exceeded,
-                         std::string{what} + " holds " + std::to_string(size) +
-                             " messages; the limit is " +
-                             std::to_string(limit));
+  return make_error_info(ec::limit_exceeded, std::string{what} + " holds " +
+                                                 std::to_string(size) +
+                                                 " messages; the limit is " +
+                                                 std::to_string(limit));
 }
 
 // Ends the session once everything queued has been written.

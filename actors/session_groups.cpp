@@ -120,23 +120,35 @@ void answer_deliveries(session_pointer self, const pb::ClientFrame& frame) {
     break;
   }
   std::vector<std::pair<group_actor, std::vector<uint64_t>>> by_group;
-  for (auto id : *ids) {
-    auto i = st.delivery_owners.find(id);
-    if (i == st.delivery_owners.end()) {
-      // Unknown, already answered or redelivered elsewhere: never another
-      // delivery's answer (spec 6). The group counts what reaches it.
-      ++st.stats.stale_answers;
-      continue;
-    }
-    auto group = i->second;
+  auto batch_of = [&](const group_actor& group) -> std::vector<uint64_t>& {
     auto pos = std::find_if(by_group.begin(), by_group.end(),
                             [&](const auto& x) { return x.first == group; });
     if (pos == by_group.end())
       pos = by_group.emplace(by_group.end(), group, std::vector<uint64_t>{});
-    pos->second.push_back(id);
+    return pos->second;
+  };
+  std::vector<uint64_t> unknown;
+  for (auto id : *ids) {
+    auto i = st.delivery_owners.find(id);
+    if (i == st.delivery_owners.end()) {
+      ++st.stats.stale_answers;
+      unknown.push_back(id);
+      continue;
+    }
+    batch_of(i->second).push_back(id);
     if (!keeps)
       st.delivery_owners.erase(i);
   }
+  // Unknown, already answered or superseded by a redelivery: the session no
+  // longer knows the group, so each group it is a member of gets the id,
+  // finds it is not this session's delivery in flight, ignores and counts
+  // it (spec 6, ListGroups stale_answers); it never answers another delivery.
+  if (!unknown.empty())
+    for (auto& [id, m] : st.memberships)
+      if (m.handle) {
+        auto& batch = batch_of(m.handle);
+        batch.insert(batch.end(), unknown.begin(), unknown.end());
+      }
   auto me = self_handle(self);
   for (auto& [group, batch] : by_group) {
     switch (frame.kind_case()) {

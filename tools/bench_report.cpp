@@ -1,6 +1,8 @@
 #include "tools/bench_report.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <random>
 
 namespace tb::bench {
 
@@ -30,7 +32,69 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
+// Returns `value` as a decimal string.
+std::string count(uint64_t value) {
+  return std::to_string(value);
+}
+
 } // namespace
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double seconds_between(int64_t from, int64_t to) {
+  return static_cast<double>(to - from) / 1e9;
+}
+
+std::string random_run_id() {
+  std::random_device rd;
+  auto value = (static_cast<uint64_t>(rd()) << 32) | rd();
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(value));
+  return buf;
+}
+
+progress_printer::progress_printer(std::function<uint64_t()> sent,
+                                   std::function<uint64_t()> received)
+    : sent_(std::move(sent)), received_(std::move(received)) {
+  thread_ = std::thread{[this] {
+    run();
+  }};
+}
+
+progress_printer::~progress_printer() {
+  stop();
+}
+
+void progress_printer::stop() {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void progress_printer::run() {
+  using namespace std::chrono_literals;
+  uint64_t previous = 0;
+  auto next = std::chrono::steady_clock::now() + 1s;
+  std::unique_lock<std::mutex> guard{mutex_};
+  while (!cv_.wait_until(guard, next, [this] { return stop_; })) {
+    auto received = received_();
+    std::fprintf(stderr, "sent %llu, received %llu, %llu msgs/s\n",
+                 static_cast<unsigned long long>(sent_()),
+                 static_cast<unsigned long long>(received),
+                 static_cast<unsigned long long>(received - previous));
+    previous = received;
+    next += 1s;
+  }
+}
 
 latency_summary summarize_latency(std::vector<int64_t>& samples_ns) {
   latency_summary result;
@@ -68,21 +132,30 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
     std::snprintf(buf, sizeof buf, fmt, value);
     return std::string{buf};
   };
-  auto count = [](uint64_t value) {
-    return std::to_string(value);
-  };
+  bool queue = cfg.scenario == "queue";
   row("scenario", cfg.scenario);
   row("messages", count(cfg.messages));
   row("size (B)", count(cfg.size));
   row("batch", count(cfg.batch));
-  row("subscribers", count(cfg.subscribers));
+  if (queue) {
+    row("workers", count(cfg.workers));
+    row("max in flight", count(cfg.max_in_flight));
+  } else {
+    row("subscribers", count(cfg.subscribers));
+  }
   row("paced", cfg.paced ? "yes" : "no");
   row("elapsed (s)", num("%.3f", r.elapsed_s));
   row("publish (msgs/s)", num("%.0f", rate(r.sent, r.publish_s)));
-  row("delivered (msgs/s)", num("%.0f", rate(r.received, r.deliver_s)));
+  row(queue ? "acked (msgs/s)" : "delivered (msgs/s)",
+      num("%.0f", rate(r.received, r.deliver_s)));
   row("sent", count(r.sent));
   row("received", count(r.received));
-  row("dropped", count(r.dropped));
+  if (queue) {
+    row("duplicates", count(r.duplicates));
+    row("redelivered", count(r.redelivered));
+  } else {
+    row("dropped", count(r.dropped));
+  }
   row("missing", count(r.missing));
   row("publish errors", count(r.publish_errors));
   row("out of order", count(r.out_of_order));
@@ -94,24 +167,35 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
 }
 
 void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
+  bool queue = cfg.scenario == "queue";
+  char consumers[96];
+  if (queue)
+    std::snprintf(consumers, sizeof consumers,
+                  "\"workers\":%u,\"max_in_flight\":%u", cfg.workers,
+                  cfg.max_in_flight);
+  else
+    std::snprintf(consumers, sizeof consumers, "\"subscribers\":%u",
+                  cfg.subscribers);
+  // Fan-out reports what slow subscribers lost, a queue what came twice.
+  auto losses = queue ? "\"duplicates\":" + count(r.duplicates) +
+                            ",\"redelivered\":" + count(r.redelivered)
+                      : "\"dropped\":" + count(r.dropped);
   std::fprintf(
       out,
       "{\"scenario\":%s,\"server\":%s,\"run_id\":%s,\"messages\":%llu,"
-      "\"size\":%zu,\"batch\":%zu,\"subscribers\":%u,\"paced\":%s,\"elapsed_"
-      "s\":%.6f,"
+      "\"size\":%zu,\"batch\":%zu,%s,\"paced\":%s,\"elapsed_s\":%.6f,"
       "\"publish_s\":%.6f,\"deliver_s\":%.6f,\"publish_msgs_per_s\":%.1f,"
-      "\"delivered_msgs_per_s\":%.1f,\"sent\":%llu,\"received\":%llu,"
-      "\"dropped\":%llu,\"missing\":%llu,\"publish_errors\":%llu,"
+      "\"%s_msgs_per_s\":%.1f,\"sent\":%llu,\"received\":%llu,"
+      "%s,\"missing\":%llu,\"publish_errors\":%llu,"
       "\"out_of_order\":%llu,\"latency_us\":{\"samples\":%llu,\"p50\":%.1f,"
       "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"timed_out\":%s}\n",
       json_string(cfg.scenario).c_str(), json_string(cfg.server).c_str(),
       json_string(r.run_id).c_str(),
       static_cast<unsigned long long>(cfg.messages), cfg.size, cfg.batch,
-      cfg.subscribers, cfg.paced ? "true" : "false", r.elapsed_s, r.publish_s,
-      r.deliver_s, rate(r.sent, r.publish_s), rate(r.received, r.deliver_s),
-      static_cast<unsigned long long>(r.sent),
-      static_cast<unsigned long long>(r.received),
-      static_cast<unsigned long long>(r.dropped),
+      consumers, cfg.paced ? "true" : "false", r.elapsed_s, r.publish_s,
+      r.deliver_s, rate(r.sent, r.publish_s), queue ? "acked" : "delivered",
+      rate(r.received, r.deliver_s), static_cast<unsigned long long>(r.sent),
+      static_cast<unsigned long long>(r.received), losses.c_str(),
       static_cast<unsigned long long>(r.missing),
       static_cast<unsigned long long>(r.publish_errors),
       static_cast<unsigned long long>(r.out_of_order),

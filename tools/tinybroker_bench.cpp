@@ -1,17 +1,15 @@
-// tinybroker-bench: a load generator that measures a running broker
-// (scenario `fanout`: K subscribers, one publisher, end-to-end latency from
-// the send time in each payload's first 8 bytes).
+// tinybroker-bench: a load generator that measures a running broker.
+// Scenario `fanout`: K subscribers, one publisher, end-to-end latency from
+// the send time in each payload's first 8 bytes; the command line, the
+// publisher and scenario `queue` (tools/bench_queue.cpp) live here too.
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <random>
 #include <thread>
 #include <vector>
 
@@ -24,7 +22,8 @@ namespace {
 
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
-using steady = std::chrono::steady_clock;
+using tb::bench::now_ns;
+using tb::bench::seconds_between;
 
 // Exit codes: all delivered, lost or timed out, usage or connection.
 constexpr int exit_ok = 0;
@@ -37,28 +36,6 @@ constexpr uint64_t window = 64;
 
 // The subscription id every subscriber uses on its own stream.
 constexpr uint64_t subscription_id = 1;
-
-// Returns steady_clock's time in nanoseconds.
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             steady::now().time_since_epoch())
-      .count();
-}
-
-// Returns seconds between two now_ns() values.
-double seconds_between(int64_t from, int64_t to) {
-  return static_cast<double>(to - from) / 1e9;
-}
-
-// Returns 16 random hex digits.
-std::string random_run_id() {
-  std::random_device rd;
-  auto value = (static_cast<uint64_t>(rd()) << 32) | rd();
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx",
-                static_cast<unsigned long long>(value));
-  return buf;
-}
 
 // One subscriber: its stream, counters (read by the progress thread) and
 // latency samples (read after join).
@@ -134,28 +111,21 @@ bool start_subscriber(tb::client::connection& conn, subscriber& sub,
   return done.has_value();
 }
 
-// The publisher's state: its stream and the confirms it waits for.
-struct publisher {
-  std::unique_ptr<tb::client::session> session;
-  std::deque<uint64_t> pending; // request ids (frame index + 1) to confirm
-  std::atomic<uint64_t> sent{0};
-  uint64_t errors = 0;
-  bool broken = false;
-};
-
-// Waits for the answer to the oldest pending confirm; false on stream end
-// or when `deadline_ns` passed.
-bool await_confirm(publisher& pub, int64_t deadline_ns) {
-  while (!pub.pending.empty()) {
+// Waits for the answer to the oldest of `pending` (request ids of frames
+// that asked for a confirm); false on stream end or when `deadline_ns`
+// passed.
+bool await_confirm(tb::client::session& session, std::deque<uint64_t>& pending,
+                   tb::bench::publish_stats& stats, int64_t deadline_ns) {
+  while (!pending.empty()) {
     auto left = std::chrono::nanoseconds{deadline_ns - now_ns()};
     if (left <= 0ns)
       return false;
-    auto frame = pub.session->next(
+    auto frame = session.next(
         std::chrono::duration_cast<std::chrono::milliseconds>(left) + 1ms);
     if (!frame) {
-      if (pub.session->ended())
-        pub.broken = true;
-      if (pub.broken)
+      if (session.ended())
+        stats.broken = true;
+      if (stats.broken)
         return false;
       continue;
     }
@@ -164,33 +134,34 @@ bool await_confirm(publisher& pub, int64_t deadline_ns) {
       answered = frame->publish_confirm().request_id();
       for (auto& result : frame->publish_confirm().results())
         if (result.has_error())
-          ++pub.errors;
+          ++stats.errors;
     } else if (frame->has_error()) {
       answered = frame->error().request_id();
-      ++pub.errors;
+      ++stats.errors;
       std::fprintf(stderr, "tinybroker-bench: publish refused: %s\n",
                    frame->error().error().message().c_str());
     } else {
       continue;
     }
-    auto i = std::find(pub.pending.begin(), pub.pending.end(), answered);
-    if (i == pub.pending.end())
+    auto i = std::find(pending.begin(), pending.end(), answered);
+    if (i == pending.end())
       continue;
-    bool oldest = i == pub.pending.begin();
-    pub.pending.erase(i);
+    bool oldest = i == pending.begin();
+    pending.erase(i);
     if (oldest)
       return true;
   }
   return true;
 }
 
-// Publishes cfg.messages messages to `topic`; with cfg.paced, never more
-// than window frames ahead of `slowest()` (messages received or dropped by
-// the slowest subscriber). Returns false on stream end or when
-// `deadline_ns` passed.
-bool run_publisher(publisher& pub, const tb::bench::run_config& cfg,
-                   const std::string& topic, int64_t deadline_ns,
-                   const std::function<uint64_t()>& slowest) {
+} // namespace
+
+namespace tb::bench {
+
+bool publish_messages(client::session& session, const run_config& cfg,
+                      const std::string& topic, int64_t deadline_ns,
+                      const std::function<uint64_t()>& consumed,
+                      publish_stats& stats) {
   pb::ClientFrame frame;
   auto* msgs = frame.mutable_publish()->mutable_messages();
   for (std::size_t i = 0; i < cfg.batch; ++i) {
@@ -198,13 +169,14 @@ bool run_publisher(publisher& pub, const tb::bench::run_config& cfg,
     msg->set_topic(topic);
     msg->mutable_payload()->assign(cfg.size, 'x');
   }
+  std::deque<uint64_t> pending; // request ids (frame index + 1) to confirm
   auto frames = (cfg.messages + cfg.batch - 1) / cfg.batch;
   for (uint64_t i = 0; i < frames; ++i) {
-    while (!pub.pending.empty() && pub.pending.front() - 1 + window <= i)
-      if (!await_confirm(pub, deadline_ns))
+    while (!pending.empty() && pending.front() - 1 + window <= i)
+      if (!await_confirm(session, pending, stats, deadline_ns))
         return false;
-    while (cfg.paced && pub.sent.load() > slowest() &&
-           pub.sent.load() - slowest() > window * cfg.batch) {
+    while (cfg.paced && stats.sent.load() > consumed() &&
+           stats.sent.load() - consumed() > window * cfg.batch) {
       if (now_ns() > deadline_ns)
         return false;
       std::this_thread::sleep_for(100us);
@@ -219,92 +191,36 @@ bool run_publisher(publisher& pub, const tb::bench::run_config& cfg,
     frame.set_request_id(confirm ? i + 1 : 0);
     frame.mutable_publish()->set_confirm(confirm);
     auto sent_at = now_ns();
-    for (auto& msg : *msgs)
-      std::memcpy(msg.mutable_payload()->data(), &sent_at, sizeof sent_at);
-    if (!pub.session->send(frame)) {
-      pub.broken = true;
+    uint64_t seq = i * cfg.batch;
+    for (auto& msg : *msgs) {
+      auto* payload = msg.mutable_payload()->data();
+      std::memcpy(payload, &sent_at, sizeof sent_at);
+      if (cfg.size >= 2 * sizeof seq)
+        std::memcpy(payload + sizeof sent_at, &seq, sizeof seq);
+      ++seq;
+    }
+    if (!session.send(frame)) {
+      stats.broken = true;
       return false;
     }
-    pub.sent.fetch_add(static_cast<uint64_t>(count));
+    stats.sent.fetch_add(static_cast<uint64_t>(count));
     if (confirm)
-      pub.pending.push_back(i + 1);
+      pending.push_back(i + 1);
   }
-  while (!pub.pending.empty())
-    if (!await_confirm(pub, deadline_ns))
+  while (!pending.empty())
+    if (!await_confirm(session, pending, stats, deadline_ns))
       return false;
   return true;
 }
 
-// Prints `sent X, received Y, Z msgs/s` to stderr every second until `stop`.
-void report_progress(const publisher& pub,
-                     const std::vector<std::unique_ptr<subscriber>>& subs,
-                     std::mutex& mutex, std::condition_variable& cv,
-                     const bool& stop) {
-  uint64_t previous = 0;
-  auto next = steady::now() + 1s;
-  std::unique_lock<std::mutex> guard{mutex};
-  while (!cv.wait_until(guard, next, [&] { return stop; })) {
-    uint64_t received = 0;
-    for (auto& sub : subs)
-      received += sub->received.load(std::memory_order_relaxed);
-    std::fprintf(stderr, "sent %llu, received %llu, %llu msgs/s\n",
-                 static_cast<unsigned long long>(pub.sent.load()),
-                 static_cast<unsigned long long>(received),
-                 static_cast<unsigned long long>(received - previous));
-    previous = received;
-    next += 1s;
-  }
-}
+} // namespace tb::bench
 
-} // namespace
+namespace {
 
-int main(int argc, char** argv) {
-  tb::bench::run_config cfg;
-  CLI::App app{"tinybroker-bench: measures a running tinybroker.\n"
-               "Scenario fanout: K subscriber sessions subscribe to "
-               "bench.<run id>.>, one publisher session publishes N messages "
-               "to bench.<run id>.t in frames of B, at most 64 frames "
-               "unconfirmed; reports throughput and end-to-end latency.\n"
-               "Exit code: 0 all delivered, 1 messages lost or timed out, "
-               "2 usage or connection error."};
-  app.option_defaults()->always_capture_default();
-  app.add_option("--server", cfg.server, "broker address HOST:PORT")
-      ->required();
-  app.add_option("--scenario", cfg.scenario, "the scenario")
-      ->check(CLI::IsMember({"fanout"}));
-  app.add_option("--messages", cfg.messages, "messages to publish (N)")
-      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
-  app.add_option("--size", cfg.size,
-                 "payload bytes per message, at least 8 (the send time)")
-      ->check(CLI::Range(std::size_t{8}, std::size_t{16} << 20));
-  app.add_option("--batch", cfg.batch, "messages per publish frame (B)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}));
-  app.add_option("--subscribers", cfg.subscribers,
-                 "fan-out subscriber sessions (K)")
-      ->check(CLI::Range(0u, 256u));
-  app.add_option("--max-seconds", cfg.max_seconds,
-                 "give up after this many seconds (then exit 1)")
-      ->check(CLI::PositiveNumber);
-  app.add_flag("--paced", cfg.paced,
-               "also stay at most 64 frames ahead of the slowest subscriber "
-               "(measures sustainable delivery without buffer overflow)");
-  app.add_flag("--json", cfg.json, "print one JSON object, not a table");
-  app.footer("Example (S2: 4 subscribers, 1,000,000 x 128 B, batch 256):\n"
-             "  tinybroker-bench --server 127.0.0.1:7400 --subscribers 4");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
-  }
-
-  tb::client::connection conn{cfg.server};
-  if (!conn.wait_connected(5s)) {
-    std::fprintf(stderr, "tinybroker-bench: cannot connect to %s\n",
-                 cfg.server.c_str());
-    return exit_usage;
-  }
+// Runs scenario fanout; returns the exit code.
+int run_fanout(tb::client::connection& conn, const tb::bench::run_config& cfg) {
   tb::bench::run_result result;
-  result.run_id = random_run_id();
+  result.run_id = tb::bench::random_run_id();
   auto prefix = "bench." + result.run_id;
   std::vector<std::unique_ptr<subscriber>> subs;
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
@@ -316,19 +232,20 @@ int main(int argc, char** argv) {
       return exit_usage;
     }
   }
-  publisher pub;
-  pub.session = conn.open_session();
+  auto publisher = conn.open_session();
+  tb::bench::publish_stats pub;
   std::atomic<bool> stop_subscribers{false};
   for (auto& sub : subs)
     sub->thread = std::thread{[&, s = sub.get()] {
       run_subscriber(*s, cfg.messages, stop_subscribers);
     }};
-  std::mutex progress_mutex;
-  std::condition_variable progress_cv;
-  bool stop_progress = false;
-  std::thread progress{[&] {
-    report_progress(pub, subs, progress_mutex, progress_cv, stop_progress);
-  }};
+  tb::bench::progress_printer progress{[&] { return pub.sent.load(); },
+                                       [&] {
+                                         uint64_t received = 0;
+                                         for (auto& sub : subs)
+                                           received += sub->received.load();
+                                         return received;
+                                       }};
 
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
@@ -338,7 +255,8 @@ int main(int argc, char** argv) {
       least = std::min(least, sub->received.load() + sub->dropped.load());
     return least;
   };
-  bool published = run_publisher(pub, cfg, prefix + ".t", deadline, slowest);
+  bool published = tb::bench::publish_messages(*publisher, cfg, prefix + ".t",
+                                               deadline, slowest, pub);
   auto publish_end = now_ns();
   auto all_finished = [&] {
     return std::all_of(subs.begin(), subs.end(),
@@ -351,12 +269,7 @@ int main(int argc, char** argv) {
   stop_subscribers = true;
   for (auto& sub : subs)
     sub->thread.join();
-  {
-    std::lock_guard<std::mutex> guard{progress_mutex};
-    stop_progress = true;
-  }
-  progress_cv.notify_all();
-  progress.join();
+  progress.stop();
 
   bool broken = pub.broken;
   int64_t last_delivery = start;
@@ -386,7 +299,7 @@ int main(int argc, char** argv) {
     tb::bench::print_table(stdout, cfg, result);
   std::fflush(stdout);
 
-  pub.session->close(2s);
+  publisher->close(2s);
   for (auto& sub : subs)
     sub->session->close(2s);
   if (broken) {
@@ -397,4 +310,74 @@ int main(int argc, char** argv) {
   bool complete = !result.timed_out && result.missing == 0 &&
                   result.dropped == 0 && result.publish_errors == 0;
   return complete ? exit_ok : exit_lost;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  tb::bench::run_config cfg;
+  CLI::App app{
+      "tinybroker-bench: measures a running tinybroker. One publisher "
+      "session publishes N messages to bench.<run id>.t in frames of B, at "
+      "most 64 frames unconfirmed; reports throughput and end-to-end "
+      "latency.\n"
+      "Scenario fanout: K subscriber sessions subscribe to bench.<run id>.>.\n"
+      "Scenario queue: W worker sessions join a fresh group bench-<run id> "
+      "on bench.<run id>.>, each acking every Deliveries frame with one Ack "
+      "frame; checks each message arrived exactly once in total.\n"
+      "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
+      "out, 2 usage or connection error."};
+  app.option_defaults()->always_capture_default();
+  app.add_option("--server", cfg.server, "broker address HOST:PORT")
+      ->required();
+  app.add_option("--scenario", cfg.scenario, "the scenario")
+      ->check(CLI::IsMember({"fanout", "queue"}));
+  app.add_option("--messages", cfg.messages, "messages to publish (N)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1'000'000'000}));
+  app.add_option("--size", cfg.size,
+                 "payload bytes per message, at least 8 (the send time; "
+                 "queue: at least 16, the sequence number follows)")
+      ->check(CLI::Range(std::size_t{8}, std::size_t{16} << 20));
+  app.add_option("--batch", cfg.batch, "messages per publish frame (B)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{65536}));
+  app.add_option("--subscribers", cfg.subscribers,
+                 "fanout: subscriber sessions (K)")
+      ->check(CLI::Range(0u, 256u));
+  app.add_option("--workers", cfg.workers, "queue: worker sessions (W)")
+      ->check(CLI::Range(1u, 256u));
+  app.add_option("--max-in-flight", cfg.max_in_flight,
+                 "queue: each worker's max_in_flight (F)")
+      ->check(CLI::Range(1u, 65536u));
+  app.add_option("--max-seconds", cfg.max_seconds,
+                 "give up after this many seconds (then exit 1)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--paced", cfg.paced,
+               "also stay at most 64 frames ahead of the slowest subscriber "
+               "(measures sustainable delivery without buffer overflow) or "
+               "of the workers' acks");
+  app.add_flag("--json", cfg.json, "print one JSON object, not a table");
+  app.footer("Examples (1,000,000 x 128 B, batch 256):\n"
+             "  S2: tinybroker-bench --server 127.0.0.1:7400 --subscribers 4\n"
+             "  S3: tinybroker-bench --server 127.0.0.1:7400 --scenario queue "
+             "--workers 4");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+  if (cfg.scenario == "queue" && cfg.size < 16) {
+    std::fprintf(stderr, "tinybroker-bench: --scenario queue needs --size of "
+                         "at least 16 (send time and sequence number)\n");
+    return exit_usage;
+  }
+
+  tb::client::connection conn{cfg.server};
+  if (!conn.wait_connected(5s)) {
+    std::fprintf(stderr, "tinybroker-bench: cannot connect to %s\n",
+                 cfg.server.c_str());
+    return exit_usage;
+  }
+  if (cfg.scenario == "queue")
+    return tb::bench::run_queue(conn, cfg);
+  return run_fanout(conn, cfg);
 }

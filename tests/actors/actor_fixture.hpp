@@ -8,6 +8,7 @@
 
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -31,6 +32,7 @@
 #include "actors/router_actor.hpp"
 #include "actors/session_actor.hpp"
 #include "actors/topic_actor.hpp"
+#include "tests/actors/client_frames.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb::test {
@@ -49,7 +51,8 @@ public:
   }
 };
 
-// -- recording sink ------------------------------------------------------------
+// -- recording sink
+// ------------------------------------------------------------
 
 /// A frame sink that records what its session writes. It takes every frame
 /// unless a test made it busy; a busy sink owes its session a
@@ -157,62 +160,8 @@ struct test_session {
   std::shared_ptr<recording_sink> sink;
 };
 
-// -- frame builders ------------------------------------------------------------
-
-/// Builds a message for `topic` with `payload`.
-inline pb::Message make_message(std::string topic, std::string payload) {
-  pb::Message msg;
-  msg.set_topic(std::move(topic));
-  msg.set_payload(std::move(payload));
-  return msg;
-}
-
-/// Builds a Subscribe frame (a fan-out subscription).
-inline client_frame_ptr subscribe_frame(uint64_t request_id,
-                                        uint64_t subscription_id,
-                                        std::string pattern) {
-  auto frame = std::make_shared<pb::ClientFrame>();
-  frame->set_request_id(request_id);
-  frame->mutable_subscribe()->set_subscription_id(subscription_id);
-  frame->mutable_subscribe()->set_pattern(std::move(pattern));
-  return frame;
-}
-
-/// Builds an Unsubscribe frame.
-inline client_frame_ptr unsubscribe_frame(uint64_t request_id,
-                                          uint64_t subscription_id) {
-  auto frame = std::make_shared<pb::ClientFrame>();
-  frame->set_request_id(request_id);
-  frame->mutable_unsubscribe()->set_subscription_id(subscription_id);
-  return frame;
-}
-
-/// Builds a Publish frame holding `messages`.
-inline client_frame_ptr publish_frame(uint64_t request_id,
-                                      std::vector<pb::Message> messages,
-                                      bool confirm = true) {
-  auto frame = std::make_shared<pb::ClientFrame>();
-  frame->set_request_id(request_id);
-  auto* publish = frame->mutable_publish();
-  publish->set_confirm(confirm);
-  for (auto& msg : messages)
-    *publish->add_messages() = std::move(msg);
-  return frame;
-}
-
-/// Builds a Publish frame of `n` messages to `topic`, with payloads
-/// `<prefix>0` ... `<prefix>n-1`.
-inline client_frame_ptr publish_frame(uint64_t request_id,
-                                      const std::string& topic, size_t n,
-                                      const std::string& prefix = "m",
-                                      bool confirm = true) {
-  std::vector<pb::Message> messages;
-  for (size_t k = 0; k < n; ++k)
-    messages.push_back(make_message(topic, prefix + std::to_string(k)));
-  return publish_frame(request_id, std::move(messages), confirm);
-}
-
-// -- fixture -------------------------------------------------------------------
+// -- fixture
+// -------------------------------------------------------------------
 
 /// A router plus whatever sessions a test spawns, on the test coordinator.
 class actor_test : public ::testing::Test {
@@ -223,10 +172,17 @@ protected:
   static constexpr std::chrono::milliseconds route_idle = 500ms;
 
   /// Spawns the router.
-  actor_test() {
+  actor_test() : actor_test([](tb::router_settings&) {}) {
+    // nop
+  }
+
+  /// Spawns the router with the fixture's settings, changed by `configure`.
+  explicit actor_test(
+      const std::function<void(tb::router_settings&)>& configure) {
     tb::router_settings settings;
     settings.topic_idle_timeout = topic_idle;
     settings.session_context = context();
+    configure(settings);
     router = sys.spawn(tb::router_actor_impl, settings);
   }
 
@@ -369,6 +325,11 @@ protected:
                size_t n = 1, const std::string& prefix = "m") {
     send_frame(session, publish_frame(next_request_id_++, topic, n, prefix));
     run();
+  }
+
+  /// Returns a fresh request id for a client frame.
+  uint64_t next_request_id() {
+    return next_request_id_++;
   }
 
   test_config cfg;

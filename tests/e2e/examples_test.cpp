@@ -51,24 +51,24 @@ TEST_F(ExamplesTest, WorkQueueMovesAKilledWorkersJobsToTheOther) {
   child_process holder{example("work_queue"),
                        {"--server", broker_->address(), "worker", "--no-ack"}};
   ASSERT_TRUE(holder.wait_for_output("joined workers", patience))
-    << holder.output();
+      << holder.output();
   auto [code, out] = run_command(
-    example("work_queue"), {"--server", broker_->address(), "publish", "4"});
+      example("work_queue"), {"--server", broker_->address(), "publish", "4"});
   ASSERT_EQ(code, 0) << out;
   // The only worker holds every job unacked; killing it hands them on.
   ASSERT_TRUE(holder.wait_for_output("job 4 (attempt 1)", patience))
-    << holder.output();
+      << holder.output();
   child_process worker{example("work_queue"),
                        {"--server", broker_->address(), "worker", "4"}};
   ASSERT_TRUE(worker.wait_for_output("joined workers", patience))
-    << worker.output();
+      << worker.output();
   holder.stop(SIGKILL);
   EXPECT_EQ(worker.wait_exit(patience), 0);
   auto got = worker.output();
   for (auto job : {"1", "2", "3", "4"})
     EXPECT_NE(got.find(std::string{"job "} + job + " (attempt 2)"),
               std::string::npos)
-      << got;
+        << got;
 }
 
 } // namespace

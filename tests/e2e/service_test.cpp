@@ -77,7 +77,7 @@ TEST_F(ServiceTest, StopLogsWhatGroupsStillHeld) {
   ASSERT_EQ(code, 0) << broker_->output();
   EXPECT_NE(broker_->output().find("group \"audit\" still held 3 messages"),
             std::string::npos)
-    << broker_->output();
+      << broker_->output();
 }
 
 TEST_F(ServiceTest, SigintStopsTheBrokerWithinTheGracePeriod) {

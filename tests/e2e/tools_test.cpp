@@ -27,6 +27,31 @@ TEST_F(ToolsTest, BenchFanoutDeliversEverythingAndReportsJson) {
       << out;
 }
 
+TEST_F(ToolsTest, BenchQueueAcksEveryMessageExactlyOnceAndReportsJson) {
+  auto [code, out] =
+      run_command(bench_binary(),
+                  {"--server", broker_->address(), "--scenario", "queue",
+                   "--messages", "5000", "--workers", "2", "--max-in-flight",
+                   "64", "--batch", "100", "--json", "--max-seconds", "30"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"scenario\":\"queue\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"workers\":2,\"max_in_flight\":64"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"received\":5000,\"duplicates\":0"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"missing\":0,\"publish_errors\":0"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("\"acked_msgs_per_s\""), std::string::npos) << out;
+}
+
+TEST_F(ToolsTest, BenchQueueNeedsRoomForTheSequenceNumber) {
+  auto [code, out] =
+      run_command(bench_binary(), {"--server", broker_->address(), "--scenario",
+                                   "queue", "--size", "8"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--size"), std::string::npos) << out;
+}
+
 TEST_F(ToolsTest, BenchWithoutServerIsAUsageError) {
   auto [code, out] = run_command(bench_binary(), {"--messages", "10"});
   EXPECT_EQ(code, 2) << out;

@@ -1,0 +1,284 @@
+// Scenario `queue` of tinybroker-bench (S3, an acked work queue): W worker
+// sessions join a fresh consumer group, one publisher publishes N messages,
+// each worker acks every Deliveries frame with one Ack frame. Each payload
+// carries its send time and sequence number, so the workers together check
+// that every message arrived exactly once, and measure end-to-end latency.
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "net/client.hpp"
+#include "tools/bench_report.hpp"
+
+namespace tb::bench {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+using namespace std::chrono_literals;
+
+// Exit codes, as in tinybroker_bench.cpp.
+constexpr int exit_ok = 0;
+constexpr int exit_lost = 1;
+constexpr int exit_usage = 2;
+
+// The subscription id every worker uses on its own stream.
+constexpr uint64_t subscription_id = 1;
+
+// How often each sequence number arrived, shared by all workers.
+struct tally {
+  explicit tally(uint64_t n) : seen(new std::atomic<uint8_t>[n]()), size(n) {}
+
+  // Counts one arrival of `seq`.
+  void record(uint64_t seq) {
+    if (seq >= size) {
+      foreign.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    // Saturates at 255 arrivals: enough to tell a duplicate.
+    auto before = seen[seq].load(std::memory_order_relaxed);
+    while (before < 255 && !seen[seq].compare_exchange_weak(before, before + 1))
+      ;
+    if (before == 0)
+      unique.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  std::unique_ptr<std::atomic<uint8_t>[]> seen;
+  uint64_t size;
+  // Distinct sequence numbers seen.
+  std::atomic<uint64_t> unique{0};
+  // Deliveries whose payload named no sequence number of this run (counted
+  // as duplicates: a message delivered that was not owed).
+  std::atomic<uint64_t> foreign{0};
+};
+
+// One worker: its stream, counters (read by the progress thread) and
+// latency samples (read after join).
+struct worker {
+  std::unique_ptr<client::session> session;
+  std::atomic<uint64_t> received{0};
+  std::atomic<bool> finished{false};
+  uint64_t redelivered = 0;
+  uint64_t out_of_order = 0;
+  int64_t last_ack_ns = 0;
+  bool broken = false;
+  std::vector<int64_t> latencies;
+  std::thread thread;
+};
+
+// Takes deliveries, acking each Deliveries frame with one Ack frame, until
+// every message of the run arrived somewhere, the stream ends, or `stop` is
+// set.
+void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
+  pb::ClientFrame ack;
+  auto* ids = ack.mutable_ack()->mutable_delivery_ids();
+  uint64_t received = 0;
+  uint64_t last_seq = 0;
+  bool first = true;
+  while (seen.unique.load(std::memory_order_relaxed) < seen.size &&
+         !stop.load()) {
+    auto frame = w.session->next(100ms);
+    if (!frame) {
+      if (w.session->ended()) {
+        w.broken = true;
+        break;
+      }
+      continue;
+    }
+    if (frame->has_unsubscribed() || frame->has_error()) {
+      w.broken = true;
+      break;
+    }
+    if (!frame->has_deliveries())
+      continue;
+    auto now = now_ns();
+    ids->Clear();
+    for (auto& d : frame->deliveries().deliveries()) {
+      if (d.subscription_id() != subscription_id)
+        continue;
+      ids->Add(d.delivery_id());
+      ++received;
+      int64_t sent = 0;
+      uint64_t seq = UINT64_MAX;
+      if (d.payload().size() >= sizeof sent + sizeof seq) {
+        std::memcpy(&sent, d.payload().data(), sizeof sent);
+        std::memcpy(&seq, d.payload().data() + sizeof sent, sizeof seq);
+      }
+      seen.record(seq);
+      if (d.attempt() > 1) {
+        ++w.redelivered;
+        continue;
+      }
+      if (!first && seq <= last_seq)
+        ++w.out_of_order;
+      first = false;
+      last_seq = seq;
+      if (w.latencies.size() < seen.size)
+        w.latencies.push_back(now - sent);
+    }
+    if (!ids->empty() && !w.session->send(ack)) {
+      w.broken = true;
+      break;
+    }
+    w.last_ack_ns = now_ns();
+    w.received.store(received, std::memory_order_relaxed);
+  }
+  w.finished.store(true);
+}
+
+// Creates the run's group on `pattern`, big enough to hold every message.
+bool create_group(client::connection& conn, const run_config& cfg,
+                  const std::string& name, const std::string& pattern) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  pb::CreateGroupRequest req;
+  req.set_name(name);
+  auto* settings = req.mutable_settings();
+  settings->set_pattern(pattern);
+  settings->set_max_pending_messages(cfg.messages);
+  settings->set_max_pending_bytes(cfg.messages * cfg.size);
+  pb::GroupInfo reply;
+  auto status = conn.stub().CreateGroup(&ctx, req, &reply);
+  if (!status.ok())
+    std::fprintf(stderr, "tinybroker-bench: CreateGroup %s: %s\n", name.c_str(),
+                 status.error_message().c_str());
+  return status.ok();
+}
+
+// Deletes the run's group; returns the messages it still held.
+uint64_t delete_group(client::connection& conn, const std::string& name) {
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+  pb::DeleteGroupRequest req;
+  req.set_name(name);
+  pb::DeleteGroupReply reply;
+  auto status = conn.stub().DeleteGroup(&ctx, req, &reply);
+  if (!status.ok())
+    std::fprintf(stderr, "tinybroker-bench: DeleteGroup %s: %s\n", name.c_str(),
+                 status.error_message().c_str());
+  return reply.dropped_messages();
+}
+
+// Opens `w`'s stream and joins `group` on `pattern`; false on failure.
+bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
+                  const std::string& group, const std::string& pattern) {
+  w.session = conn.open_session();
+  if (!w.session->join(subscription_id, group, pattern, cfg.max_in_flight, 1))
+    return false;
+  std::vector<pb::ServerFrame> skipped;
+  auto done = w.session->wait_for(pb::ServerFrame::kSubscribed, 5s, &skipped);
+  for (auto& frame : skipped)
+    if (frame.has_error())
+      std::fprintf(stderr, "tinybroker-bench: join refused: %s\n",
+                   frame.error().error().message().c_str());
+  return done.has_value();
+}
+
+} // namespace
+
+int run_queue(client::connection& conn, const run_config& cfg) {
+  run_result result;
+  result.run_id = random_run_id();
+  auto pattern = "bench." + result.run_id + ".>";
+  auto group = "bench-" + result.run_id;
+  if (!create_group(conn, cfg, group, pattern))
+    return exit_usage;
+  tally seen{cfg.messages};
+  std::vector<std::unique_ptr<worker>> workers;
+  for (unsigned i = 0; i < cfg.workers; ++i) {
+    workers.push_back(std::make_unique<worker>());
+    workers.back()->latencies.reserve(cfg.messages / cfg.workers + 1);
+    if (!start_worker(conn, cfg, *workers.back(), group, pattern)) {
+      std::fprintf(stderr, "tinybroker-bench: worker %u did not join\n", i + 1);
+      delete_group(conn, group);
+      return exit_usage;
+    }
+  }
+  auto publisher = conn.open_session();
+  publish_stats pub;
+  std::atomic<bool> stop_workers{false};
+  for (auto& w : workers)
+    w->thread = std::thread{[&, p = w.get()] {
+      run_worker(*p, seen, stop_workers);
+    }};
+  auto acked = [&] {
+    uint64_t total = 0;
+    for (auto& w : workers)
+      total += w->received.load(std::memory_order_relaxed);
+    return total;
+  };
+  progress_printer progress{[&] { return pub.sent.load(); }, acked};
+
+  auto start = now_ns();
+  auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
+  auto topic = "bench." + result.run_id + ".t";
+  bool published =
+      publish_messages(*publisher, cfg, topic, deadline, acked, pub);
+  auto publish_end = now_ns();
+  auto all_finished = [&] {
+    return std::all_of(workers.begin(), workers.end(),
+                       [](auto& w) { return w->finished.load(); });
+  };
+  while (!all_finished() && now_ns() < deadline && !pub.broken)
+    std::this_thread::sleep_for(2ms);
+  result.timed_out = !all_finished() || (!published && !pub.broken);
+  auto end = now_ns();
+  stop_workers = true;
+  for (auto& w : workers)
+    w->thread.join();
+  progress.stop();
+
+  bool broken = pub.broken;
+  int64_t last_ack = start;
+  std::vector<int64_t> latencies;
+  latencies.reserve(cfg.messages);
+  for (auto& w : workers) {
+    broken = broken || w->broken;
+    result.received += w->received.load();
+    result.redelivered += w->redelivered;
+    result.out_of_order += w->out_of_order;
+    last_ack = std::max(last_ack, w->last_ack_ns);
+    latencies.insert(latencies.end(), w->latencies.begin(), w->latencies.end());
+    w->latencies = {};
+  }
+  for (uint64_t i = 0; i < seen.size; ++i) {
+    auto n = seen.seen[i].load();
+    if (n == 0)
+      ++result.missing;
+    else
+      result.duplicates += n - 1u;
+  }
+  result.duplicates += seen.foreign.load();
+  result.sent = pub.sent.load();
+  result.publish_errors = pub.errors;
+  result.elapsed_s = seconds_between(start, end);
+  result.publish_s = seconds_between(start, publish_end);
+  result.deliver_s = seconds_between(start, last_ack);
+  result.latency = summarize_latency(latencies);
+  if (cfg.json)
+    print_json(stdout, cfg, result);
+  else
+    print_table(stdout, cfg, result);
+  std::fflush(stdout);
+
+  publisher->close(2s);
+  for (auto& w : workers)
+    w->session->close(2s);
+  delete_group(conn, group);
+  if (broken) {
+    std::fprintf(stderr, "tinybroker-bench: a stream to %s ended early\n",
+                 cfg.server.c_str());
+    return exit_usage;
+  }
+  bool complete = !result.timed_out && result.missing == 0 &&
+                  result.duplicates == 0 && result.publish_errors == 0;
+  return complete ? exit_ok : exit_lost;
+}
+
+} // namespace tb::bench
