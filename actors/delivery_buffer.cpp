@@ -10,7 +10,7 @@ namespace {
 
 // Bytes a buffered message counts for: its size plus its topic.
 std::size_t footprint(const message_ref& msg) {
-  return msg->size_bytes() + msg->topic.size();
+  return msg->size_bytes() + msg->topic().size();
 }
 
 // How many messages one subscription may put in a frame before the next
@@ -22,17 +22,21 @@ constexpr std::size_t turn_quantum = 256;
 void to_delivery(const message_record& msg, uint64_t subscription_id,
                  tinybroker::v1::Delivery& out) {
   out.set_subscription_id(subscription_id);
-  out.set_message_id(msg.id);
-  out.set_accepted_unix_nanos(msg.accepted_unix_nanos);
-  out.set_topic(msg.topic);
-  out.set_payload(msg.payload);
-  if (!msg.headers.empty()) {
+  out.set_message_id(msg.id());
+  out.set_accepted_unix_nanos(msg.accepted_unix_nanos());
+  auto topic = msg.topic();
+  out.set_topic(topic.data(), topic.size());
+  auto payload = msg.payload();
+  out.set_payload(payload.data(), payload.size());
+  if (msg.header_count() > 0) {
     auto& headers = *out.mutable_headers();
-    for (auto& [name, value] : msg.headers)
-      headers[name] = value;
+    msg.for_each_header([&](std::string_view name, std::string_view value) {
+      headers[std::string{name}] = std::string{value};
+    });
   }
-  if (!msg.key.empty())
-    out.set_key(msg.key);
+  auto key = msg.key();
+  if (!key.empty())
+    out.set_key(key.data(), key.size());
 }
 
 delivery_buffer::delivery_buffer(std::size_t per_subscription,

@@ -42,25 +42,21 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
     return;
   }
   auto& original = *held.msg;
-  auto record = std::make_shared<message_record>();
-  record->id = st.ctx.message_ids->reserve(1);
-  record->accepted_unix_nanos =
-      std::chrono::duration_cast<std::chrono::nanoseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count();
-  record->topic = dead_letter_topic(st.group, st.settings);
-  record->payload = original.payload;
-  record->key = original.key;
-  record->headers = original.headers;
-  record->headers.emplace_back("x-tinybroker-original-topic", original.topic);
-  record->headers.emplace_back("x-tinybroker-original-id",
-                               std::to_string(original.id));
-  record->headers.emplace_back("x-tinybroker-group", st.group);
-  record->headers.emplace_back("x-tinybroker-attempts",
-                               std::to_string(held.attempts));
-  record->headers.emplace_back("x-tinybroker-reason", reason);
+  auto headers = original.headers();
+  headers.emplace_back("x-tinybroker-original-topic", original.topic());
+  headers.emplace_back("x-tinybroker-original-id",
+                       std::to_string(original.id()));
+  headers.emplace_back("x-tinybroker-group", st.group);
+  headers.emplace_back("x-tinybroker-attempts", std::to_string(held.attempts));
+  headers.emplace_back("x-tinybroker-reason", reason);
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
   ++st.counters.dead_lettered;
-  self->send(st.ctx.dead_letters, dlq_atom_v, message_ref{std::move(record)});
+  self->send(st.ctx.dead_letters, dlq_atom_v,
+             message_record::make(st.ctx.message_ids->reserve(1), nanos,
+                                  dead_letter_topic(st.group, st.settings),
+                                  original.payload(), original.key(), headers));
 }
 
 // Holds a message again for redelivery at the head of the queue, or dead

@@ -2,12 +2,18 @@
 
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 
 namespace tb {
@@ -15,54 +21,243 @@ namespace tb {
 /// Application headers of a message, in the order the publisher gave them.
 using header_list = std::vector<std::pair<std::string, std::string>>;
 
+class message_ref;
+
 /// An accepted message: what was published plus the broker's id and time.
-struct message_record {
+/// Immutable, and stored in one allocation: this fixed part (40 bytes)
+/// followed by the bytes of topic, payload, key and headers. Made only by
+/// `message_record::make`, shared only through `message_ref`.
+class message_record {
+public:
+  message_record(const message_record&) = delete;
+  message_record& operator=(const message_record&) = delete;
+
+  /// Makes a message of `topic`, `payload`, `key` and `headers` (a range of
+  /// pairs of strings, such as a `header_list` or a protobuf map).
+  template <class Headers>
+  static message_ref make(uint64_t id, int64_t accepted_unix_nanos,
+                          std::string_view topic, std::string_view payload,
+                          std::string_view key, const Headers& headers);
+
+  /// Makes a message without headers.
+  static message_ref make(uint64_t id, int64_t accepted_unix_nanos,
+                          std::string_view topic, std::string_view payload,
+                          std::string_view key = {});
+
   /// Broker-wide id, increasing in acceptance order.
-  uint64_t id = 0;
+  uint64_t id() const noexcept {
+    return id_;
+  }
+
   /// Acceptance time in nanoseconds since the Unix epoch.
-  int64_t accepted_unix_nanos = 0;
+  int64_t accepted_unix_nanos() const noexcept {
+    return accepted_unix_nanos_;
+  }
+
   /// The topic it was published to.
-  std::string topic;
+  std::string_view topic() const noexcept {
+    return {data(), topic_size_};
+  }
+
   /// The opaque payload.
-  std::string payload;
-  /// Application headers.
-  header_list headers;
+  std::string_view payload() const noexcept {
+    return {data() + topic_size_, payload_size_};
+  }
+
   /// The routing key (may be empty).
-  std::string key;
+  std::string_view key() const noexcept {
+    return {data() + topic_size_ + payload_size_, key_size_};
+  }
+
+  /// Returns how many application headers it has.
+  std::size_t header_count() const noexcept {
+    return header_count_;
+  }
+
+  /// Calls `fn(name, value)` for each header, in publish order.
+  template <class F>
+  void for_each_header(F fn) const;
+
+  /// Returns the value of the first header called `name`, if any.
+  std::optional<std::string_view> header(std::string_view name) const;
+
+  /// Returns a copy of the headers.
+  header_list headers() const;
 
   /// Returns the size that counts against `max_message_bytes`: payload,
   /// header names and values, and key.
   std::size_t size_bytes() const noexcept {
-    auto total = payload.size() + key.size();
-    for (auto& [name, value] : headers)
-      total += name.size() + value.size();
-    return total;
+    return payload_size_ + key_size_ + header_bytes_ -
+           header_count_ * 2 * sizeof(uint32_t);
   }
+
+private:
+  friend class message_ref;
+
+  message_record() = default;
+
+  const char* data() const noexcept {
+    return reinterpret_cast<const char*>(this + 1);
+  }
+
+  char* data() noexcept {
+    return reinterpret_cast<char*>(this + 1);
+  }
+
+  // Allocates a record with room for `extra` bytes behind it.
+  static message_record* allocate(std::size_t extra);
+
+  // Writes a header (two 32-bit sizes, then the bytes) at `out`.
+  static char* put_header(char* out, std::string_view name,
+                          std::string_view value) noexcept;
+
+  // Writes everything but the headers and returns where they go.
+  static char* put_fixed(message_record* rec, uint64_t id, int64_t nanos,
+                         std::string_view topic, std::string_view payload,
+                         std::string_view key) noexcept;
+
+  mutable std::atomic<uint32_t> refs_{1};
+  uint32_t topic_size_ = 0;
+  uint32_t payload_size_ = 0;
+  uint32_t key_size_ = 0;
+  uint32_t header_bytes_ = 0;
+  uint32_t header_count_ = 0;
+  uint64_t id_ = 0;
+  int64_t accepted_unix_nanos_ = 0;
 };
 
-/// @relates message_record
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, message_record& x) {
-  return f(caf::meta::type_name("message_record"), x.id, x.accepted_unix_nanos,
-           x.topic, x.payload, x.headers, x.key);
-}
-
 /// An immutable message shared by every destination that holds it: the
-/// payload is stored once however many subscribers or groups get it.
-struct message_ref {
-  /// The message; never null for a routed message.
-  std::shared_ptr<const message_record> ptr;
+/// payload is stored once however many subscribers or groups get it. One
+/// pointer wide; the count of references lives in the record.
+class message_ref {
+public:
+  /// An empty reference.
+  message_ref() noexcept = default;
+
+  /// Shares the message of `other`.
+  message_ref(const message_ref& other) noexcept : ptr_(other.ptr_) {
+    if (ptr_ != nullptr)
+      ptr_->refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /// Takes the message of `other`, which becomes empty.
+  message_ref(message_ref&& other) noexcept : ptr_(other.ptr_) {
+    other.ptr_ = nullptr;
+  }
+
+  /// Shares the message of `other`.
+  message_ref& operator=(const message_ref& other) noexcept {
+    message_ref copy{other};
+    std::swap(ptr_, copy.ptr_);
+    return *this;
+  }
+
+  /// Takes the message of `other`.
+  message_ref& operator=(message_ref&& other) noexcept {
+    std::swap(ptr_, other.ptr_);
+    return *this;
+  }
+
+  /// Drops this reference; the last one frees the message.
+  ~message_ref() {
+    if (ptr_ != nullptr &&
+        ptr_->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+      release(ptr_);
+  }
+
+  /// Returns true unless empty.
+  explicit operator bool() const noexcept {
+    return ptr_ != nullptr;
+  }
 
   /// Accesses the message.
   const message_record& operator*() const noexcept {
-    return *ptr;
+    return *ptr_;
   }
 
   /// Accesses the message.
   const message_record* operator->() const noexcept {
-    return ptr.get();
+    return ptr_;
   }
+
+  /// Returns the message, or null.
+  const message_record* get() const noexcept {
+    return ptr_;
+  }
+
+private:
+  friend class message_record;
+
+  explicit message_ref(message_record* fresh) noexcept : ptr_(fresh) {
+    // nop
+  }
+
+  static void release(const message_record* rec) noexcept;
+
+  const message_record* ptr_ = nullptr;
 };
+
+template <class F>
+void message_record::for_each_header(F fn) const {
+  const char* pos = key().data() + key_size_;
+  for (uint32_t i = 0; i < header_count_; ++i) {
+    uint32_t sizes[2];
+    std::memcpy(sizes, pos, sizeof(sizes));
+    pos += sizeof(sizes);
+    fn(std::string_view{pos, sizes[0]},
+       std::string_view{pos + sizes[0], sizes[1]});
+    pos += sizes[0] + sizes[1];
+  }
+}
+
+template <class Headers>
+message_ref message_record::make(uint64_t id, int64_t accepted_unix_nanos,
+                                 std::string_view topic,
+                                 std::string_view payload, std::string_view key,
+                                 const Headers& headers) {
+  std::size_t header_bytes = 0;
+  uint32_t count = 0;
+  for (auto& [name, value] : headers) {
+    header_bytes += 2 * sizeof(uint32_t) + name.size() + value.size();
+    ++count;
+  }
+  auto* rec =
+      allocate(topic.size() + payload.size() + key.size() + header_bytes);
+  auto* out = put_fixed(rec, id, accepted_unix_nanos, topic, payload, key);
+  for (auto& [name, value] : headers)
+    out = put_header(out, name, value);
+  rec->header_bytes_ = static_cast<uint32_t>(header_bytes);
+  rec->header_count_ = count;
+  return message_ref{rec};
+}
+
+/// @relates message_ref
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, message_ref& x) {
+  if constexpr (Inspector::reads_state) {
+    uint64_t id = x ? x->id() : 0;
+    int64_t nanos = x ? x->accepted_unix_nanos() : 0;
+    std::string topic{x ? x->topic() : std::string_view{}};
+    std::string payload{x ? x->payload() : std::string_view{}};
+    std::string key{x ? x->key() : std::string_view{}};
+    auto headers = x ? x->headers() : header_list{};
+    return f(caf::meta::type_name("message_ref"), id, nanos, topic, payload,
+             key, headers);
+  } else {
+    uint64_t id = 0;
+    int64_t nanos = 0;
+    std::string topic;
+    std::string payload;
+    std::string key;
+    header_list headers;
+    auto build = [&]() -> caf::error {
+      x = message_record::make(id, nanos, topic, payload, key, headers);
+      return caf::none;
+    };
+    return f(caf::meta::type_name("message_ref"), id, nanos, topic, payload,
+             key, headers, caf::meta::load_callback(build));
+  }
+}
 
 /// Inspects a shared immutable value by its content: saving writes the
 /// value, loading makes a fresh shared value.
@@ -77,12 +272,6 @@ inspect_shared(Inspector& f, std::shared_ptr<const T>& ptr, const char* name) {
     ptr = fresh;
     return f(caf::meta::type_name(name), *fresh);
   }
-}
-
-/// @relates message_ref
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, message_ref& x) {
-  return inspect_shared(f, x.ptr, "message_ref");
 }
 
 /// One message for one fan-out subscription.

@@ -310,7 +310,6 @@ using router_actor = caf::typed_actor<
 
 CAF_BEGIN_TYPE_ID_BLOCK(tinybroker, caf::first_custom_type_id)
 
-CAF_ADD_TYPE_ID(tinybroker, (tb::message_record))
 CAF_ADD_TYPE_ID(tinybroker, (tb::message_ref))
 CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_item))
 CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_batch))

@@ -9,8 +9,9 @@ route_cache::route_cache(std::size_t capacity)
   // nop
 }
 
-const route_ref* route_cache::find(const std::string& topic) {
-  auto i = index_.find(topic);
+const route_ref* route_cache::find(std::string_view topic) {
+  probe_.assign(topic.data(), topic.size());
+  auto i = index_.find(probe_);
   if (i == index_.end())
     return nullptr;
   auto pos = i->second;

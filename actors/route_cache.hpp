@@ -6,6 +6,7 @@
 #include <list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,7 +26,7 @@ public:
   explicit route_cache(std::size_t capacity);
 
   /// Returns the cached route of `topic` and marks it used, or null.
-  const route_ref* find(const std::string& topic);
+  const route_ref* find(std::string_view topic);
 
   /// Caches `route` under its topic, unless a newer version is cached;
   /// returns the topic evicted to make room, if any.
@@ -59,6 +60,9 @@ private:
   std::size_t capacity_;
   entry_list entries_; // most recently used first
   std::unordered_map<std::string, entry_list::iterator> index_;
+  // Holds the topic of a lookup (C++17 maps take no string_view keys), so
+  // that a lookup allocates nothing once it has grown.
+  std::string probe_;
 };
 
 } // namespace tb

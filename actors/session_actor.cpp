@@ -303,7 +303,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
         // to a broker-owned topic.
         auto job = std::make_shared<publish_job>();
         job->outcomes.resize(1);
-        job->outcomes[0].id = msg->id;
+        job->outcomes[0].id = msg->id();
         job->positions.push_back(0);
         job->accepted.push_back(std::move(msg));
         run_publish(self, std::move(job));

@@ -47,10 +47,10 @@ error_info check_message(const session_state& st, const pb::Message& msg) {
 
 // Finds the route of `topic` in the cache or among the job's lookups.
 const route_ref* find_route(session_state& st, publish_job& job,
-                            const std::string& topic) {
-  if (auto* cached = st.routes.find(topic))
+                            std::string_view name) {
+  if (auto* cached = st.routes.find(name))
     return cached;
-  if (auto i = job.resolved.find(topic); i != job.resolved.end())
+  if (auto i = job.resolved.find(std::string{name}); i != job.resolved.end())
     return &i->second;
   return nullptr;
 }
@@ -157,11 +157,11 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   std::vector<group_share> shares;
   for (size_t k = 0; k < job->accepted.size(); ++k) {
     auto& msg = job->accepted[k];
-    auto* route = find_route(st, *job, msg->topic);
+    auto* route = find_route(st, *job, msg->topic());
     if (route == nullptr) {
-      job->outcomes[job->positions[k]].error =
-          make_error_info(ec::internal, "no route for topic \"" + msg->topic +
-                                            "\" (the router failed)");
+      job->outcomes[job->positions[k]].error = make_error_info(
+          ec::internal, "no route for topic \"" + std::string{msg->topic()} +
+                            "\" (the router failed)");
       continue;
     }
     if ((*route)->empty()) {
@@ -232,15 +232,10 @@ make_publish_job(session_state& st,
     if (outcome.error)
       continue;
     auto& msg = messages[i];
-    auto record = std::make_shared<message_record>();
-    record->id = outcome.id = next_id++;
-    record->accepted_unix_nanos = accepted_at;
-    record->topic = std::move(*msg.mutable_topic());
-    record->payload = std::move(*msg.mutable_payload());
-    record->key = std::move(*msg.mutable_key());
-    for (auto& [name, value] : *msg.mutable_headers())
-      record->headers.emplace_back(name, std::move(value));
-    job->accepted.push_back(message_ref{std::move(record)});
+    outcome.id = next_id++;
+    job->accepted.push_back(message_record::make(outcome.id, accepted_at,
+                                                 msg.topic(), msg.payload(),
+                                                 msg.key(), msg.headers()));
     job->positions.push_back(static_cast<uint32_t>(i));
   }
   return job;
@@ -250,8 +245,8 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
   auto& st = self->state;
   std::unordered_set<std::string> missing;
   for (auto& msg : job->accepted)
-    if (st.routes.find(msg->topic) == nullptr)
-      missing.insert(msg->topic);
+    if (st.routes.find(msg->topic()) == nullptr)
+      missing.emplace(msg->topic());
   if (missing.empty()) {
     route_and_confirm(self, job);
     return;

@@ -57,9 +57,9 @@ uint64_t key_hash_policy::owner(std::string_view routing_key) const {
 
 uint64_t key_hash_policy::pick(const message_record& msg,
                                const member_directory& members) {
-  if (msg.key.empty())
+  if (msg.key().empty())
     return keyless_.next(members);
-  auto key = owner(msg.key);
+  auto key = owner(msg.key());
   auto* member = members.find(key);
   return member != nullptr && member->has_credit() ? key : 0;
 }

@@ -1,14 +1,9 @@
 #include "priority_policy.hpp"
 
-#include <algorithm>
-
 namespace example {
 
 bool is_high_priority(const tb::message_record& msg) {
-  return std::any_of(
-      msg.headers.begin(), msg.headers.end(), [](const auto& header) {
-        return header.first == "priority" && header.second == "high";
-      });
+  return msg.header("priority") == std::string_view{"high"};
 }
 
 void priority_first_policy::joined(uint64_t key,

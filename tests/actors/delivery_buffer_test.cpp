@@ -22,11 +22,7 @@ class DeliveryBuffer : public ::testing::Test {
 protected:
   /// Returns a message with id `id` whose footprint is `bytes` (topic "t").
   message_ref msg(uint64_t id, size_t bytes = 10) {
-    auto record = std::make_shared<message_record>();
-    record->id = id;
-    record->topic = "t";
-    record->payload = std::string(bytes - 1, 'x');
-    return message_ref{std::move(record)};
+    return message_record::make(id, 0, "t", std::string(bytes - 1, 'x'));
   }
 
   /// Pushes messages with ids `first` ... `last` to `subscription`.
@@ -204,14 +200,8 @@ TEST_F(DeliveryBuffer, DeliveriesCarryTheMessage) {
   delivery_buffer buf{16, 1 << 20};
   buf.add(7);
   buf.confirm(7);
-  auto record = std::make_shared<message_record>();
-  record->id = 42;
-  record->accepted_unix_nanos = 123;
-  record->topic = "orders.eu";
-  record->payload = "p";
-  record->key = "k";
-  record->headers = {{"h", "v"}};
-  buf.push(7, message_ref{record});
+  buf.push(7, message_record::make(42, 123, "orders.eu", "p", "k",
+                                   header_list{{"h", "v"}}));
   pb::ServerFrame frame;
   ASSERT_EQ(buf.drain(frame, 10, 1000), 1u);
   auto& d = frame.deliveries().deliveries(0);

@@ -24,10 +24,7 @@ class GroupLedger : public ::testing::Test {
 protected:
   /// Returns a held message whose payload (and size) is `payload`.
   static held msg(const std::string& payload, uint32_t attempts = 0) {
-    auto record = std::make_shared<message_record>();
-    record->topic = "t.a";
-    record->payload = payload;
-    return held{message_ref{std::move(record)}, attempts};
+    return held{message_record::make(0, 0, "t.a", payload), attempts};
   }
 
   /// Returns the time `offset` after the origin.
@@ -39,7 +36,7 @@ protected:
   strings drain() {
     strings result;
     while (ledger.has_ready())
-      result.push_back(ledger.pop_front().msg->payload);
+      result.emplace_back(ledger.pop_front().msg->payload());
     return result;
   }
 
@@ -76,14 +73,14 @@ TEST_F(GroupLedger, FindAndFinishAddressOneDeliveryById) {
   ledger.start(8, msg("b", 2), 2, at(1s));
   auto* f = ledger.find(8);
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(f->message.msg->payload, "b");
+  EXPECT_EQ(f->message.msg->payload(), "b");
   EXPECT_EQ(f->message.attempts, 2u);
   EXPECT_EQ(f->member, 2u);
   EXPECT_EQ(f->deadline, at(1s));
   EXPECT_EQ(ledger.find(9), nullptr);
   auto done = ledger.finish(7);
   ASSERT_TRUE(done.has_value());
-  EXPECT_EQ(done->message.msg->payload, "a");
+  EXPECT_EQ(done->message.msg->payload(), "a");
   EXPECT_EQ(done->member, 1u);
   EXPECT_EQ(ledger.find(7), nullptr);
   EXPECT_FALSE(ledger.finish(7).has_value()); // answered twice

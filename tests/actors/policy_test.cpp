@@ -39,8 +39,9 @@ public:
   }
 
   /// Picks a member for `msg` and, if one is picked, counts a delivery.
-  uint64_t deliver(const message_record& msg = {}) {
-    auto key = policy.pick(msg, members);
+  uint64_t deliver(const message_ref& msg = message_record::make(0, 0, "t",
+                                                                 "")) {
+    auto key = policy.pick(*msg, members);
     if (key != 0)
       ++members.at(key).in_flight;
     return key;
@@ -58,10 +59,8 @@ public:
   Policy policy;
 };
 
-message_record keyed(std::string key) {
-  message_record msg;
-  msg.key = std::move(key);
-  return msg;
+message_ref keyed(const std::string& key) {
+  return message_record::make(0, 0, "t", "", key);
 }
 
 // -- round_robin
@@ -271,7 +270,7 @@ TEST(PolicyRegistry, RegistersAPolicyInOneLineOnceAndChecksTheName) {
   member_directory members;
   auto a = members.add(group_member{});
   members.add(group_member{});
-  EXPECT_EQ(policy->pick(message_record{}, members), a);
+  EXPECT_EQ(policy->pick(*message_record::make(0, 0, "t", ""), members), a);
   EXPECT_NE(policy_registry::names_text().find("first_member"),
             std::string::npos);
 }
