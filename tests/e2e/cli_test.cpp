@@ -130,7 +130,9 @@ TEST_F(CliTest, UsageErrorsExitTwoAndNameTheProblem) {
            {{"--timeout", "soon", "pub", "a.b", "x"}, "--timeout"},
            {{"--server", "nonsense", "pub", "a.b", "x"}, "--server"},
            {{"frobnicate"}, "frobnicate"},
-           {{}, "subcommand"}}) {
+           {{"groups", "frob"}, "frob"},
+           {{"groups"}, "ls, "},
+           {{}, "a command is needed"}}) {
     auto [code, out] = cli(c.args);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find(c.named), std::string::npos) << c.named << ":\n" << out;

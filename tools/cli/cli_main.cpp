@@ -2,8 +2,36 @@
 // tinybroker from the shell (docs/cli.md).
 
 #include <iostream>
+#include <string>
 
 #include "tools/cli/commands.hpp"
+
+namespace {
+
+// Returns what is wrong if parsing failed with `error` because a command
+// that needs a subcommand got none or an unknown one, else "".
+std::string missing_command(const CLI::App& app, const CLI::ParseError& error) {
+  if (dynamic_cast<const CLI::RequiredError*>(&error) == nullptr)
+    return {};
+  const CLI::App* deepest = &app;
+  for (auto subs = deepest->get_subcommands(); !subs.empty();
+       subs = deepest->get_subcommands())
+    deepest = subs.front();
+  auto candidates = deepest->get_subcommands({});
+  if (candidates.empty())
+    return {};
+  std::string names;
+  for (auto* sub : candidates)
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  auto rest = deepest->remaining();
+  if (rest.empty()) // with fallthrough, the top level collects what is left
+    rest = app.remaining();
+  if (rest.empty() || rest.front().rfind("-", 0) == 0)
+    return "a command is needed: one of " + names;
+  return "unknown command \"" + rest.front() + "\"; expected one of " + names;
+}
+
+} // namespace
 
 int main(int argc, char** argv) {
   using namespace tb::cli;
@@ -31,6 +59,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (auto problem = missing_command(app, e); !problem.empty()) {
+      std::cerr << "tinybroker-cli: " << problem << "; see --help\n";
+      return exit_usage;
+    }
     return app.exit(e) == 0 ? exit_ok : exit_usage;
   }
   try {

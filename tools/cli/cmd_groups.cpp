@@ -270,6 +270,7 @@ std::vector<command> add_groups_commands(CLI::App& app,
             "settings too).");
   set_examples(*ls, "  tinybroker-cli groups ls\n"
                     "  tinybroker-cli groups ls --json\n");
+  auto create = add_create(*groups, opts);
   auto name = std::make_shared<std::string>();
   auto* del = groups->add_subcommand(
       "delete", "Delete a group: drops the messages it holds and ends its "
@@ -280,7 +281,7 @@ std::vector<command> add_groups_commands(CLI::App& app,
            [&opts] {
              return run_ls(opts);
            }},
-          add_create(*groups, opts),
+          std::move(create),
           {del, [name, &opts] {
              return run_delete(*name, opts);
            }}};
