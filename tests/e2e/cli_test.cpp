@@ -166,5 +166,26 @@ TEST_F(CliTest, SubSaysOnStderrWhenTheBrokerEndsItsSubscription) {
       << sub->output();
 }
 
+// A broker whose fan-out subscriptions buffer a single message, so that a
+// burst published in one batch overflows a subscriber at once.
+class CliTinyBufferTest : public CliTest {
+protected:
+  std::vector<std::string> broker_args() override {
+    return {"--config",
+            write_temp_file("[limits]\nsubscription_buffer = 1\n", ".toml")};
+  }
+};
+
+TEST_F(CliTinyBufferTest, SubReportsLostMessagesOnStderrAndGoesOn) {
+  auto sub = start_sub({"burst.>", "--count", "1"});
+  auto [code, out] = cli({"pub", "burst.x", "m{{n}}", "--count", "100"});
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_EQ(sub->wait_exit(patience), 0) << sub->output();
+  auto got = sub->output();
+  EXPECT_NE(got.find("lost 99 messages (99 in total)"), std::string::npos)
+      << got;
+  EXPECT_NE(got.find("burst.x\nm100\n"), std::string::npos) << got;
+}
+
 } // namespace
 } // namespace tb::test

@@ -1,5 +1,7 @@
 // What every tinybroker-cli subcommand shares: the connection flags, the
-// exit codes, the failure that ends a command, and connecting to the broker.
+// exit codes, the failure that ends a command, connecting to the broker; and
+// the subcommands themselves, each adding itself to the top-level app
+// (tools/cli/cmd_*.cpp).
 
 #pragma once
 
@@ -8,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -105,5 +108,19 @@ std::string format_size(uint64_t bytes);
 /// `CLI::ValidationError` naming `flag` for anything else.
 std::chrono::milliseconds parse_duration_flag(const std::string& flag,
                                               const std::string& text);
+
+/// Adds `pub`: publish messages with confirm and print their ids.
+command add_pub_command(CLI::App& app, const connection_options& opts);
+
+/// Adds `sub`: subscribe (fan-out or as a group member) and print
+/// deliveries.
+command add_sub_command(CLI::App& app, const connection_options& opts);
+
+/// Adds `groups` with `ls`, `create` and `delete`.
+std::vector<command> add_groups_commands(CLI::App& app,
+                                         const connection_options& opts);
+
+/// Adds `bench`: runs tinybroker-bench from the same directory.
+command add_bench_command(CLI::App& app, const connection_options& opts);
 
 } // namespace tb::cli

@@ -4,7 +4,7 @@
 #include <iostream>
 #include <string>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/cli_common.hpp"
 
 namespace {
 

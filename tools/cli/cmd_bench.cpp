@@ -9,7 +9,7 @@
 
 #include <unistd.h>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/cli_common.hpp"
 
 namespace tb::cli {
 

@@ -1,10 +1,11 @@
 // `tinybroker-cli groups ls|create|delete`: the consumer group admin calls.
 
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/cli_common.hpp"
 #include "tools/cli/json_writer.hpp"
 
 #include "config/config_loader.hpp"

@@ -1,16 +1,16 @@
 // `tinybroker-cli pub`: publishes messages with confirm, in batches, and
 // prints the id the broker gave each one (or why it was refused).
 
+#include <cerrno>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <memory>
-#include <sstream>
 
 #include <poll.h>
 #include <unistd.h>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/cli_common.hpp"
 #include "tools/cli/json_writer.hpp"
 
 namespace tb::cli {

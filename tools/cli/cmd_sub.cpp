@@ -6,7 +6,7 @@
 #include <memory>
 #include <utility>
 
-#include "tools/cli/commands.hpp"
+#include "tools/cli/cli_common.hpp"
 #include "tools/cli/json_writer.hpp"
 
 namespace tb::cli {
