@@ -2,6 +2,7 @@
 // exit codes and help (groups, workers and bench: cli_groups_test.cpp).
 
 #include <chrono>
+#include <csignal>
 #include <string>
 
 #include "cli_fixture.hpp"
@@ -162,6 +163,15 @@ TEST_F(CliTest, SubSaysOnStderrWhenTheBrokerEndsItsSubscription) {
   ASSERT_EQ(code, 0) << out;
   EXPECT_EQ(sub->wait_exit(patience), 1) << sub->output();
   EXPECT_NE(sub->output().find("subscription ended by the broker"),
+            std::string::npos)
+      << sub->output();
+}
+
+TEST_F(CliTest, SubExitsThreeWhenTheBrokerStops) {
+  auto sub = start_sub({"orders.>"});
+  ASSERT_EQ(broker_->stop(SIGTERM), 0) << broker_->output();
+  EXPECT_EQ(sub->wait_exit(patience), 3) << sub->output();
+  EXPECT_NE(sub->output().find("connection lost: UNAVAILABLE"),
             std::string::npos)
       << sub->output();
 }
