@@ -1,6 +1,7 @@
 // End to end: tinybroker-cli groups, group workers answering with --ack,
 // --nack, --reject and --no-ack (the README tour), and bench.
 
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <set>
@@ -170,6 +171,23 @@ TEST_F(CliGroupsTest, NackRedeliversToTheWorker) {
   ASSERT_EQ(lines.size(), 2u) << worker->output();
   EXPECT_NE(lines[0].find("retry.job attempt 1"), std::string::npos);
   EXPECT_NE(lines[1].find("retry.job attempt 2"), std::string::npos);
+}
+
+TEST_F(CliGroupsTest, NackDelayHoldsBackTheRedelivery) {
+  auto worker = start_sub({"later.>", "--group", "later", "--nack",
+                           "--nack-delay", "1s", "--count", "2"});
+  auto [code, out] = cli({"pub", "later.job", "wait"});
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(wait_for_occurrences(*worker, "attempt 1", 1, patience))
+      << worker->output();
+  auto first_seen = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_for_occurrences(*worker, "attempt 2", 1, patience))
+      << worker->output();
+  // The nack left after attempt 1 was printed, so the redelivery cannot
+  // come sooner than the delay after it (less the polling slack).
+  EXPECT_GE(std::chrono::steady_clock::now() - first_seen,
+            std::chrono::milliseconds(800));
+  EXPECT_EQ(worker->wait_exit(patience), 0) << worker->output();
 }
 
 TEST_F(CliGroupsTest, RejectSendsTheMessageToTheDeadLetterTopic) {
