@@ -13,10 +13,11 @@ namespace tb::test {
 
 namespace {
 
-// Forks and execs `binary` with stdout and stderr into a pipe; returns the
-// pid and the pipe's read end.
+// Forks and execs `binary` with stdout and stderr into a pipe (and stdin
+// from `stdin_fd` if it is not -1); returns the pid and the pipe's read end.
 std::pair<pid_t, int> spawn(const std::string& binary,
-                            const std::vector<std::string>& args) {
+                            const std::vector<std::string>& args,
+                            int stdin_fd = -1) {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0)
     std::abort();
@@ -27,6 +28,8 @@ std::pair<pid_t, int> spawn(const std::string& binary,
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
+    if (stdin_fd >= 0)
+      dup2(stdin_fd, STDIN_FILENO);
     close_range(3, ~0U, 0);
     std::vector<std::string> copy = args;
     std::string path = binary;
@@ -156,8 +159,17 @@ bool broker_process::wait_ready(std::chrono::milliseconds timeout) {
 }
 
 std::pair<int, std::string> run_command(const std::string& binary,
-                                        const std::vector<std::string>& args) {
-  auto [pid, fd] = spawn(binary, args);
+                                        const std::vector<std::string>& args,
+                                        const std::string* input) {
+  int stdin_fd = -1;
+  if (input != nullptr) {
+    auto path = write_temp_file(*input, ".txt");
+    stdin_fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    unlink(path.c_str());
+  }
+  auto [pid, fd] = spawn(binary, args, stdin_fd);
+  if (stdin_fd >= 0)
+    close(stdin_fd);
   std::string output;
   char buf[4096];
   for (;;) {

@@ -88,10 +88,11 @@ private:
   std::string address_;
 };
 
-/// Runs `binary` with `args` to completion; returns its exit code and
-/// output.
+/// Runs `binary` with `args` (and `*input` as its standard input, if
+/// given) to completion; returns its exit code and output.
 std::pair<int, std::string> run_command(const std::string& binary,
-                                        const std::vector<std::string>& args);
+                                        const std::vector<std::string>& args,
+                                        const std::string* input = nullptr);
 
 /// Runs the tinybroker binary with `args` to completion (for --help,
 /// --version and bad configs); returns its exit code and output.

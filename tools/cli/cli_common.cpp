@@ -1,0 +1,142 @@
+#include "tools/cli/cli_common.hpp"
+
+#include "config/broker_config.hpp"
+#include "config/config_loader.hpp"
+
+namespace tb::cli {
+
+namespace {
+
+// The names of the gRPC status codes, by number.
+constexpr const char* status_names[] = {
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+
+// Formats `n` in the largest of `units` (largest first) that divides it.
+template <std::size_t N>
+std::string format_scaled(uint64_t n, const tb::detail::unit (&units)[N],
+                          const char* bare_suffix) {
+  for (const auto& u : units)
+    if (n != 0 && u.factor > 1 && n % u.factor == 0)
+      return std::to_string(n / u.factor) + std::string{u.name};
+  return std::to_string(n) + bare_suffix;
+}
+
+} // namespace
+
+void add_connection_flags(CLI::App& app, connection_options& opts) {
+  opts.server = broker_config{}.listen;
+  app.add_option_function<std::string>(
+         "-s,--server",
+         [&opts](const std::string& text) {
+           if (auto problem = check_listen_address(text); !problem.empty())
+             throw CLI::ValidationError(
+                 "--server", "got \"" + text + "\"; expected " + problem);
+           opts.server = text;
+         },
+         "broker address HOST:PORT (default " + opts.server + ")")
+      ->type_name("HOST:PORT")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option_function<std::string>(
+         "-t,--timeout",
+         [&opts](const std::string& text) {
+           opts.timeout = parse_duration_flag("--timeout", text);
+           if (opts.timeout.count() == 0)
+             throw CLI::ValidationError("--timeout", "must be more than 0");
+         },
+         "how long to wait for the connection and each answer, e.g. 500ms, "
+         "5s, 1m (default 5s)")
+      ->type_name("DURATION")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_flag("--json", opts.json,
+               "print JSON for scripts (one object per line) instead of text");
+}
+
+void set_examples(CLI::App& app, const std::string& examples) {
+  app.footer("\nExamples:\n" + examples +
+             "Every command also takes --server HOST:PORT, --timeout DURATION "
+             "and --json (see tinybroker-cli --help).\n");
+}
+
+std::unique_ptr<client::connection> connect(const connection_options& opts) {
+  auto conn = std::make_unique<client::connection>(opts.server);
+  if (!conn->wait_connected(opts.timeout))
+    throw cli_failure(exit_unreachable,
+                      "cannot connect to the broker at " + opts.server +
+                          " within " + format_duration(opts.timeout.count()) +
+                          " (is tinybroker running there? see --server)");
+  return conn;
+}
+
+int exit_code_for(const grpc::Status& status) {
+  switch (status.error_code()) {
+  case grpc::StatusCode::OK:
+    return exit_ok;
+  case grpc::StatusCode::UNAVAILABLE:
+  case grpc::StatusCode::DEADLINE_EXCEEDED:
+    return exit_unreachable;
+  default:
+    return exit_refused;
+  }
+}
+
+std::string status_code_name(int code) {
+  constexpr int count = sizeof(status_names) / sizeof(status_names[0]);
+  if (code < 0 || code >= count)
+    return "code " + std::to_string(code);
+  return status_names[code];
+}
+
+std::string describe(const grpc::Status& status) {
+  return status_code_name(static_cast<int>(status.error_code())) + ": " +
+         status.error_message();
+}
+
+std::string describe(const tinybroker::v1::Error& error) {
+  auto text = status_code_name(error.code());
+  if (!error.reason().empty())
+    text += " (" + error.reason() + ")";
+  return text + ": " + error.message();
+}
+
+void check_status(const grpc::Status& status, const std::string& what) {
+  if (!status.ok())
+    throw cli_failure(exit_code_for(status),
+                      what + " failed: " + describe(status));
+}
+
+std::string format_duration(uint64_t ms) {
+  return format_scaled(ms, tb::detail::time_units, "ms");
+}
+
+std::string format_size(uint64_t bytes) {
+  return format_scaled(bytes, tb::detail::size_units, "");
+}
+
+std::chrono::milliseconds parse_duration_flag(const std::string& flag,
+                                              const std::string& text) {
+  auto value = parse_duration(text);
+  if (!value)
+    throw CLI::ValidationError(flag, "got \"" + text +
+                                         "\"; expected a duration like "
+                                         "500ms, 30s, 2m or 1h");
+  return *value;
+}
+
+} // namespace tb::cli

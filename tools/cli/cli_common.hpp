@@ -1,0 +1,126 @@
+// What every tinybroker-cli subcommand shares: the connection flags, the
+// exit codes, the failure that ends a command, connecting to the broker; and
+// the subcommands themselves, each adding itself to the top-level app
+// (tools/cli/cmd_*.cpp).
+
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "net/client.hpp"
+
+namespace tb::cli {
+
+/// The exit codes of tinybroker-cli (docs/cli.md lists them).
+enum exit_code : int {
+  /// Everything asked for was done.
+  exit_ok = 0,
+  /// The broker refused a request (an error frame, a refused message, a
+  /// failed call) or ended a subscription; or another runtime failure.
+  exit_refused = 1,
+  /// The command line is wrong: unknown flag, bad value, missing argument.
+  exit_usage = 2,
+  /// The broker cannot be reached, did not answer within `--timeout`, or
+  /// the connection was lost.
+  exit_unreachable = 3,
+};
+
+/// How to reach the broker and how to print; set by the shared flags.
+///
+/// Authentication (a bearer token) and TLS (CA file, client certificate and
+/// key) will be added here as flags and applied in `connect()`; every
+/// subcommand then gets them for free.
+struct connection_options {
+  /// The broker's address, `HOST:PORT`; the broker's default listen address
+  /// unless `--server` says otherwise.
+  std::string server;
+  /// How long to wait for the connection and for each answer.
+  std::chrono::milliseconds timeout{5000};
+  /// Print JSON (one object per line) instead of text for people.
+  bool json = false;
+};
+
+/// A failure that ends the command: `what()` is printed on stderr, `code`
+/// is the process exit code.
+class cli_failure : public std::runtime_error {
+public:
+  /// Creates a failure with exit code `code` and message `message`.
+  cli_failure(int code, const std::string& message)
+      : std::runtime_error(message), code_(code) {}
+
+  /// Returns the exit code.
+  int code() const noexcept {
+    return code_;
+  }
+
+private:
+  int code_;
+};
+
+/// One subcommand: its CLI11 app and what runs it once it was chosen.
+struct command {
+  /// The subcommand's parser; `parsed()` tells whether it was chosen.
+  CLI::App* app;
+  /// Runs the command and returns its exit code; may throw `cli_failure`.
+  std::function<int()> run;
+};
+
+/// Adds `--server`, `--timeout` and `--json` to `app`, storing into `opts`.
+void add_connection_flags(CLI::App& app, connection_options& opts);
+
+/// Sets the footer of `app` to an example section listing `examples`.
+void set_examples(CLI::App& app, const std::string& examples);
+
+/// Connects to the broker, waiting at most `opts.timeout`; throws a
+/// `cli_failure` with `exit_unreachable` if it cannot.
+std::unique_ptr<client::connection> connect(const connection_options& opts);
+
+/// Returns the exit code for a failed call's status: `exit_unreachable` for
+/// UNAVAILABLE and DEADLINE_EXCEEDED, `exit_refused` otherwise.
+int exit_code_for(const grpc::Status& status);
+
+/// Returns the name of gRPC status code number `code`, e.g. "NOT_FOUND".
+std::string status_code_name(int code);
+
+/// Returns "CODE: message" for a failed call's status.
+std::string describe(const grpc::Status& status);
+
+/// Returns "CODE (reason): message" for a refusal the broker sent.
+std::string describe(const tinybroker::v1::Error& error);
+
+/// Throws a `cli_failure` saying `what` failed if `status` is not OK.
+void check_status(const grpc::Status& status, const std::string& what);
+
+/// Formats milliseconds the way the config writes them: "30s", "250ms".
+std::string format_duration(uint64_t ms);
+
+/// Formats bytes the way the config writes them: "1GiB", "64KiB", "1000".
+std::string format_size(uint64_t bytes);
+
+/// Parses a duration flag ("500ms", "30s", "2m"); throws
+/// `CLI::ValidationError` naming `flag` for anything else.
+std::chrono::milliseconds parse_duration_flag(const std::string& flag,
+                                              const std::string& text);
+
+/// Adds `pub`: publish messages with confirm and print their ids.
+command add_pub_command(CLI::App& app, const connection_options& opts);
+
+/// Adds `sub`: subscribe (fan-out or as a group member) and print
+/// deliveries.
+command add_sub_command(CLI::App& app, const connection_options& opts);
+
+/// Adds `groups` with `ls`, `create` and `delete`.
+std::vector<command> add_groups_commands(CLI::App& app,
+                                         const connection_options& opts);
+
+/// Adds `bench`: runs tinybroker-bench from the same directory.
+command add_bench_command(CLI::App& app, const connection_options& opts);
+
+} // namespace tb::cli

@@ -1,0 +1,246 @@
+// `tinybroker-cli sub`: subscribes to a pattern, fan-out or as a member of
+// a consumer group, prints each delivery, and answers group deliveries.
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <utility>
+
+#include "tools/cli/cli_common.hpp"
+#include "tools/cli/json_writer.hpp"
+
+namespace tb::cli {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// The subscription id and request id this command uses on its stream.
+constexpr uint64_t subscription_id = 1;
+constexpr uint64_t subscribe_request_id = 1;
+
+// How a group member answers the deliveries it printed.
+enum class answer { ack, nack, reject, none };
+
+// What `sub` was asked to do.
+struct sub_options {
+  std::string pattern;
+  std::string group;
+  uint32_t max_in_flight = 0;
+  bool ack = false;
+  bool nack = false;
+  bool reject = false;
+  bool no_ack = false;
+  std::chrono::milliseconds nack_delay{0};
+  uint64_t count = 0;
+
+  // Returns the answer the flags ask for (ack by default).
+  answer mode() const {
+    if (nack)
+      return answer::nack;
+    if (reject)
+      return answer::reject;
+    if (no_ack)
+      return answer::none;
+    return answer::ack;
+  }
+};
+
+// Prints one delivery to standard output.
+void print_delivery(const pb::Delivery& d, bool json) {
+  std::vector<std::pair<std::string, std::string>> headers(d.headers().begin(),
+                                                           d.headers().end());
+  std::sort(headers.begin(), headers.end());
+  if (json) {
+    json_writer out;
+    out.open_object()
+        .number("id", d.message_id())
+        .text("topic", d.topic())
+        .signed_number("accepted_unix_nanos", d.accepted_unix_nanos())
+        .number("attempt", d.attempt())
+        .number("delivery_id", d.delivery_id())
+        .text("key", d.key())
+        .open_object("headers");
+    for (auto& [name, value] : headers)
+      out.text(name, value);
+    out.close_object().bytes("payload", d.payload()).close_object();
+    std::cout << out.str() << '\n';
+    return;
+  }
+  std::cout << "[#" << d.message_id() << "] " << d.topic();
+  if (d.attempt() != 0)
+    std::cout << " attempt " << d.attempt();
+  if (!d.key().empty())
+    std::cout << " key " << d.key();
+  for (auto& [name, value] : headers)
+    std::cout << ' ' << name << '=' << value;
+  std::cout << '\n' << d.payload() << '\n';
+}
+
+// Throws the failure for a stream the broker ended.
+[[noreturn]] void stream_lost(const client::session& session) {
+  auto status = session.status();
+  if (status.ok())
+    throw cli_failure(exit_unreachable, "the broker ended the stream");
+  throw cli_failure(exit_unreachable, "connection lost: " + describe(status));
+}
+
+// Waits for the broker's answer to the subscribe request; throws if it was
+// refused, the stream ended, or no answer came within the timeout.
+void wait_subscribed(client::session& session, const sub_options& opts,
+                     const connection_options& conn_opts) {
+  auto deadline = std::chrono::steady_clock::now() + conn_opts.timeout;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    auto frame = left.count() > 0 ? session.next(left) : std::nullopt;
+    if (!frame) {
+      if (session.ended())
+        stream_lost(session);
+      throw cli_failure(exit_unreachable,
+                        "no answer to the subscribe within " +
+                            format_duration(conn_opts.timeout.count()));
+    }
+    if (frame->has_subscribed())
+      return;
+    if (frame->has_error() &&
+        frame->error().request_id() == subscribe_request_id)
+      throw cli_failure(exit_refused,
+                        "subscribe to \"" + opts.pattern +
+                            "\" refused: " + describe(frame->error().error()));
+  }
+}
+
+// Sends the answer `mode` for `ids`.
+void send_answers(client::session& session, answer mode,
+                  std::chrono::milliseconds nack_delay,
+                  const std::vector<uint64_t>& ids) {
+  if (ids.empty())
+    return;
+  switch (mode) {
+  case answer::ack:
+    session.ack(ids);
+    break;
+  case answer::nack:
+    session.nack(ids, static_cast<uint32_t>(nack_delay.count()));
+    break;
+  case answer::reject:
+    session.reject(ids);
+    break;
+  case answer::none:
+    break;
+  }
+}
+
+// Runs `sub` once the command line was parsed.
+int run_sub(const sub_options& opts, const connection_options& conn_opts) {
+  auto conn = connect(conn_opts);
+  auto session = conn->open_session();
+  if (opts.group.empty())
+    session->subscribe(subscription_id, opts.pattern, "", subscribe_request_id);
+  else
+    session->join(subscription_id, opts.group, opts.pattern, opts.max_in_flight,
+                  subscribe_request_id);
+  wait_subscribed(*session, opts, conn_opts);
+  std::cerr << "subscribed to " << opts.pattern;
+  if (!opts.group.empty())
+    std::cerr << " in group " << opts.group;
+  std::cerr << std::endl;
+  uint64_t printed = 0;
+  while (opts.count == 0 || printed < opts.count) {
+    auto frame = session->next(std::chrono::hours(1));
+    if (!frame) {
+      if (session->ended())
+        stream_lost(*session);
+      continue;
+    }
+    if (frame->has_deliveries()) {
+      std::vector<uint64_t> answered;
+      for (auto& d : frame->deliveries().deliveries()) {
+        if (opts.count != 0 && printed == opts.count)
+          break; // unanswered group deliveries go back when the stream ends
+        print_delivery(d, conn_opts.json);
+        ++printed;
+        if (d.delivery_id() != 0)
+          answered.push_back(d.delivery_id());
+      }
+      std::cout.flush();
+      send_answers(*session, opts.mode(), opts.nack_delay, answered);
+    } else if (frame->has_dropped()) {
+      std::cerr << "tinybroker-cli: lost " << frame->dropped().count()
+                << " messages (" << frame->dropped().total()
+                << " in total): this subscriber did not keep up" << std::endl;
+    } else if (frame->has_unsubscribed()) {
+      throw cli_failure(exit_refused, "subscription ended by the broker: " +
+                                          frame->unsubscribed().reason());
+    } else if (frame->has_error()) {
+      std::cerr << "tinybroker-cli: " << frame->error().request()
+                << " refused: " << describe(frame->error().error())
+                << std::endl;
+    }
+  }
+  session->close(conn_opts.timeout);
+  return exit_ok;
+}
+
+} // namespace
+
+command add_sub_command(CLI::App& app, const connection_options& conn_opts) {
+  auto opts = std::make_shared<sub_options>();
+  auto* cmd = app.add_subcommand(
+      "sub", "Subscribe to a topic pattern and print each delivery: "
+             "'[#ID] TOPIC attempt N key K NAME=VALUE...' and the payload on "
+             "the next line. Without --group every subscriber gets a copy; "
+             "with --group the members share the messages and answer each "
+             "(--ack by default).");
+  cmd->add_option("PATTERN", opts->pattern,
+                  "topic pattern: '*' is one token, '>' one or more at the "
+                  "end ('orders.>')")
+      ->required();
+  auto* group = cmd->add_option("-g,--group", opts->group,
+                                "join this consumer group (created with "
+                                "default settings if it does not exist)");
+  cmd->add_option("--max-in-flight", opts->max_in_flight,
+                  "group only: most unanswered deliveries held at once "
+                  "(default: the broker's, 256)")
+      ->needs(group);
+  auto* ack = cmd->add_flag("--ack", opts->ack,
+                            "group only: ack each delivery (the default)");
+  auto* nack = cmd->add_flag("--nack", opts->nack,
+                             "group only: nack each delivery, so it is "
+                             "redelivered (after --nack-delay)");
+  auto* reject = cmd->add_flag("--reject", opts->reject,
+                               "group only: reject each delivery to the "
+                               "dead letter topic ($dlq.GROUP)");
+  auto* no_ack = cmd->add_flag("--no-ack", opts->no_ack,
+                               "group only: answer nothing; the deliveries "
+                               "go to another member when this one exits "
+                               "or after ack_wait");
+  std::vector<CLI::Option*> answers{ack, nack, reject, no_ack};
+  for (auto* flag : answers) {
+    flag->needs(group);
+    for (auto* other : answers)
+      if (other != flag)
+        flag->excludes(other);
+  }
+  cmd->add_option_function<std::string>(
+         "--nack-delay",
+         [opts](const std::string& text) {
+           opts->nack_delay = parse_duration_flag("--nack-delay", text);
+         },
+         "with --nack: redeliver after this long (e.g. 500ms, 2s)")
+      ->type_name("DURATION")
+      ->needs(nack);
+  cmd->add_option("-n,--count", opts->count,
+                  "exit after printing N deliveries (default: run until "
+                  "interrupted)");
+  set_examples(*cmd, "  tinybroker-cli sub 'orders.>'\n"
+                     "  tinybroker-cli sub 'jobs.>' --group workers\n"
+                     "  tinybroker-cli sub 'jobs.>' --group workers --no-ack\n"
+                     "  tinybroker-cli sub '$dlq.>' --count 1 --json\n");
+  return {cmd, [opts, &conn_opts] {
+            return run_sub(*opts, conn_opts);
+          }};
+}
+
+} // namespace tb::cli

@@ -1,0 +1,173 @@
+#include "tools/cli/json_writer.hpp"
+
+#include <cstdio>
+
+namespace tb::cli {
+
+namespace {
+
+// Appends `value` as a quoted JSON string with every needed escape.
+void append_quoted(std::string& out, std::string_view value) {
+  out += '"';
+  for (char c : value) {
+    switch (c) {
+    case '"':
+      out += "\\\"";
+      break;
+    case '\\':
+      out += "\\\\";
+      break;
+    case '\n':
+      out += "\\n";
+      break;
+    case '\r':
+      out += "\\r";
+      break;
+    case '\t':
+      out += "\\t";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x",
+                      static_cast<unsigned>(static_cast<unsigned char>(c)));
+        out += buf;
+      } else {
+        out += c;
+      }
+    }
+  }
+  out += '"';
+}
+
+// Returns how many continuation bytes follow lead byte `c`, or -1 if `c`
+// cannot start a UTF-8 sequence.
+int continuation_bytes(unsigned char c) {
+  if (c < 0x80)
+    return 0;
+  if (c >= 0xc2 && c <= 0xdf)
+    return 1;
+  if (c >= 0xe0 && c <= 0xef)
+    return 2;
+  if (c >= 0xf0 && c <= 0xf4)
+    return 3;
+  return -1;
+}
+
+} // namespace
+
+json_writer& json_writer::open_object(std::string_view name) {
+  begin_value(name);
+  out_ += '{';
+  first_.push_back(true);
+  return *this;
+}
+
+json_writer& json_writer::close_object() {
+  out_ += '}';
+  first_.pop_back();
+  return *this;
+}
+
+json_writer& json_writer::open_array(std::string_view name) {
+  begin_value(name);
+  out_ += '[';
+  first_.push_back(true);
+  return *this;
+}
+
+json_writer& json_writer::close_array() {
+  out_ += ']';
+  first_.pop_back();
+  return *this;
+}
+
+json_writer& json_writer::text(std::string_view name, std::string_view value) {
+  begin_value(name);
+  append_quoted(out_, value);
+  return *this;
+}
+
+json_writer& json_writer::number(std::string_view name, uint64_t value) {
+  begin_value(name);
+  out_ += std::to_string(value);
+  return *this;
+}
+
+json_writer& json_writer::signed_number(std::string_view name, int64_t value) {
+  begin_value(name);
+  out_ += std::to_string(value);
+  return *this;
+}
+
+json_writer& json_writer::boolean(std::string_view name, bool value) {
+  begin_value(name);
+  out_ += value ? "true" : "false";
+  return *this;
+}
+
+json_writer& json_writer::bytes(std::string_view name, std::string_view value) {
+  if (is_utf8(value))
+    return text(name, value);
+  return text(std::string{name} + "_base64", base64(value));
+}
+
+void json_writer::begin_value(std::string_view name) {
+  if (!first_.empty()) {
+    if (!first_.back())
+      out_ += ',';
+    first_.back() = false;
+  }
+  if (!name.empty()) {
+    append_quoted(out_, name);
+    out_ += ':';
+  }
+}
+
+bool is_utf8(std::string_view bytes) {
+  for (std::size_t i = 0; i < bytes.size();) {
+    auto lead = static_cast<unsigned char>(bytes[i]);
+    int more = continuation_bytes(lead);
+    if (more < 0 || bytes.size() - i <= static_cast<std::size_t>(more))
+      return false;
+    for (int k = 1; k <= more; ++k) {
+      auto c = static_cast<unsigned char>(bytes[i + k]);
+      if ((c & 0xc0) != 0x80)
+        return false;
+    }
+    // Overlong three- and four-byte forms, surrogates and code points
+    // beyond U+10FFFF.
+    if (more == 2) {
+      auto second = static_cast<unsigned char>(bytes[i + 1]);
+      if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f))
+        return false;
+    } else if (more == 3) {
+      auto second = static_cast<unsigned char>(bytes[i + 1]);
+      if ((lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
+        return false;
+    }
+    i += 1 + static_cast<std::size_t>(more);
+  }
+  return true;
+}
+
+std::string base64(std::string_view bytes) {
+  static constexpr char alphabet[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((bytes.size() + 2) / 3 * 4);
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t chunk = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size())
+      chunk |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size())
+      chunk |= static_cast<unsigned char>(bytes[i + 2]);
+    out += alphabet[(chunk >> 18) & 63];
+    out += alphabet[(chunk >> 12) & 63];
+    out += i + 1 < bytes.size() ? alphabet[(chunk >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? alphabet[chunk & 63] : '=';
+  }
+  return out;
+}
+
+} // namespace tb::cli
