@@ -1,6 +1,8 @@
 // End to end: the asynchronous client's subscriptions: fan-out callbacks
 // with wildcards, unsubscribe, and refusals surfaced with their status.
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,56 @@ TEST_F(ClientSubscribeTest, ADeletedGroupEndsItsMembersWithAborted) {
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->error_code(), grpc::StatusCode::ABORTED);
   EXPECT_FALSE(sub->active());
+}
+
+// A broker whose fan-out subscriptions buffer only a few messages.
+class ClientSlowSubscriberTest : public AsyncClientTest {
+protected:
+  std::vector<std::string> broker_args() override {
+    return {"--config",
+            write_temp_file("[limits]\nsubscription_buffer = 4\n", ".toml")};
+  }
+};
+
+TEST_F(ClientSlowSubscriberTest, ASlowSubscriberIsToldWhatItLost) {
+  auto options = test_options();
+  options.max_queued_callbacks = 1; // the reader waits for the handler
+  auto client = make_client(options);
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool released = false;
+  uint64_t received = 0, lost = 0;
+  client::subscribe_options watch;
+  watch.on_dropped = [&](uint64_t count) {
+    std::lock_guard<std::mutex> guard{mutex};
+    lost += count;
+    cv.notify_all();
+  };
+  auto sub = client->subscribe(
+      "bulk.>",
+      [&](client::delivery) {
+        std::unique_lock<std::mutex> guard{mutex};
+        cv.wait(guard, [&] { return released; });
+        ++received;
+        cv.notify_all();
+      },
+      watch);
+  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+  constexpr uint64_t total = 300;
+  client::async_client publisher{broker_->address(), test_options()};
+  for (uint64_t i = 0; i < total; ++i)
+    publisher.publish({"bulk.x", std::string(4096, 'x'), {}, {}});
+  ASSERT_TRUE(publisher.flush(patience));
+  {
+    std::lock_guard<std::mutex> guard{mutex};
+    released = true;
+    cv.notify_all();
+  }
+  std::unique_lock<std::mutex> guard{mutex};
+  EXPECT_TRUE(
+      cv.wait_for(guard, patience, [&] { return received + lost == total; }))
+      << received << " received, " << lost << " lost";
+  EXPECT_GT(lost, 0u);
 }
 
 } // namespace
