@@ -2,8 +2,11 @@
 // port: subscriptions resume, publishes made during the outage are sent
 // after it, and a broker that stays away ends everything with UNAVAILABLE.
 
+#include <condition_variable>
 #include <csignal>
 #include <future>
+#include <mutex>
+#include <optional>
 #include <string>
 
 #include "client_fixture.hpp"
@@ -63,6 +66,35 @@ TEST_F(ClientReconnectTest, SubscriptionsResumeAfterTheBrokerRestarts) {
   EXPECT_EQ(fanout.payloads(), (std::vector<std::string>{"before", "after"}));
   EXPECT_EQ(worker.payloads(), (std::vector<std::string>{"before", "after"}));
   EXPECT_TRUE(sub->active());
+}
+
+TEST_F(ClientReconnectTest, DeliveriesOfTheLostStreamCannotBeAnswered) {
+  auto client = make_client();
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<client::delivery> held;
+  client::subscribe_options join;
+  join.group = "holders";
+  auto member = client->subscribe(
+      "jobs.>",
+      [&](client::delivery d) {
+        std::lock_guard<std::mutex> guard{mutex};
+        held.emplace(std::move(d));
+        cv.notify_all();
+      },
+      join);
+  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  ASSERT_TRUE(client->publish({"jobs.1", "held", {}, {}}).get().ok());
+  {
+    std::unique_lock<std::mutex> guard{mutex};
+    ASSERT_TRUE(cv.wait_for(guard, patience, [&] { return held.has_value(); }));
+  }
+  auto address = broker_->address();
+  stop_broker();
+  start_broker(address);
+  ASSERT_TRUE(eventually([&] { return member->times_subscribed() == 2; }));
+  std::lock_guard<std::mutex> guard{mutex};
+  EXPECT_FALSE(held->ack()) << "its session ended with the old broker";
 }
 
 TEST_F(ClientReconnectTest, PublishesDuringTheOutageAreSentAfterReconnect) {

@@ -3,6 +3,7 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,34 @@ TEST_F(ClientSubscribeTest, ADeletedGroupEndsItsMembersWithAborted) {
   ASSERT_TRUE(end.has_value());
   EXPECT_EQ(end->error_code(), grpc::StatusCode::ABORTED);
   EXPECT_FALSE(sub->active());
+}
+
+TEST_F(ClientSubscribeTest, AHandlerThatThrowsIsReportedAndDeliveryGoesOn) {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::vector<grpc::Status> errors;
+  auto options = test_options();
+  options.on_error = [&](const grpc::Status& status) {
+    std::lock_guard<std::mutex> guard{mutex};
+    errors.push_back(status);
+    cv.notify_all();
+  };
+  auto client = make_client(options);
+  delivery_log log;
+  auto sub = client->subscribe("a.>", log.handler([](client::delivery& d) {
+    if (d.payload() == "bad")
+      throw std::runtime_error("cannot parse \"bad\"");
+  }));
+  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+  client->publish({"a.1", "bad", {}, {}});
+  client->publish({"a.2", "good", {}, {}});
+  EXPECT_EQ(log.wait_for(2).size(), 2u);
+  std::unique_lock<std::mutex> guard{mutex};
+  ASSERT_TRUE(cv.wait_for(guard, patience, [&] { return !errors.empty(); }));
+  EXPECT_EQ(errors[0].error_code(), grpc::StatusCode::UNKNOWN);
+  EXPECT_NE(errors[0].error_message().find("cannot parse"), std::string::npos)
+      << errors[0].error_message();
+  EXPECT_TRUE(sub->active());
 }
 
 // A broker whose fan-out subscriptions buffer only a few messages.
