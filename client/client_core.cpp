@@ -176,7 +176,8 @@ void client_core::on_established(stream_state& stream) {
 
 std::optional<clock::time_point> client_core::next_deadline() const {
   std::optional<clock::time_point> result;
-  if (!unsent_.empty())
+  // Publishes wait for the probe's answer (on_established wakes us).
+  if (!unsent_.empty() && state_ == connection_state::connected)
     result = unsent_.front().queued_at + options_.linger;
   if (answers_.count > 0) {
     auto due = answers_.first_at + options_.answer_linger;

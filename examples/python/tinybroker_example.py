@@ -16,10 +16,14 @@ import argparse
 import queue
 import sys
 
-import grpc
+try:
+    import grpc
 
-import tinybroker_pb2 as pb
-import tinybroker_pb2_grpc as pb_grpc
+    import tinybroker_pb2 as pb
+    import tinybroker_pb2_grpc as pb_grpc
+except ImportError as missing:
+    sys.exit(f"{missing}: install python3-grpcio and python3-protobuf (Debian), "
+             "build the project, and set PYTHONPATH=build/examples/python")
 
 
 def publish(stub, topic, payloads):
