@@ -1,75 +1,90 @@
-// Fan-out publish/subscribe with wildcards, using the tinybroker C++ client.
-// Run `publish_subscribe sub 'orders.>'` in one terminal and
-// `publish_subscribe pub orders.eu.created hello` in another.
+// Fan-out with wildcards (async client): every subscription whose pattern
+// matches gets its own copy; `*` is one token, `>` one or more, at the end.
 
-#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "net/client.hpp"
+#include "client/async_client.hpp"
 
 namespace {
 
-namespace pb = tinybroker::v1;
+using namespace std::chrono_literals;
 
 int usage() {
-  std::cerr << "usage: publish_subscribe [--server HOST:PORT] sub PATTERN "
-               "[COUNT]\n"
-               "       publish_subscribe [--server HOST:PORT] pub TOPIC DATA\n"
-               "The server defaults to 127.0.0.1:7400.\n";
+  std::cerr
+      << "usage: publish_subscribe [--server HOST:PORT] sub PATTERN "
+         "[COUNT]\n"
+         "       publish_subscribe [--server HOST:PORT] pub TOPIC DATA...\n"
+         "Run `sub 'orders.>'` in one terminal, then `pub "
+         "orders.eu.created hello` in another.\n"
+         "The server defaults to 127.0.0.1:7400.\n";
   return 2;
 }
 
-// Prints deliveries until `count` arrived (0 = forever) or the stream ends.
-int subscribe(tb::client::connection& conn, const std::string& pattern,
+// Prints deliveries until `count` arrived (0 = forever) or it ended.
+int subscribe(const std::string& server, const std::string& pattern,
               long count) {
-  auto session = conn.open_session();
-  session->subscribe(1, pattern);
-  auto ready = session->next(std::chrono::seconds(10));
-  if (!ready || ready->kind_case() != pb::ServerFrame::kSubscribed) {
-    std::cerr << "subscribe failed: "
-              << (ready && ready->has_error()
-                      ? ready->error().error().message()
-                      : session->status().error_message())
-              << "\n";
+  // Declared before the client, so they outlive its callbacks.
+  std::mutex mutex;
+  std::condition_variable done;
+  long received = 0;
+  bool ended = false;
+  tb::client::async_client client{server};
+  tb::client::subscribe_options options;
+  options.on_dropped = [](uint64_t lost) {
+    std::cout << "lost " << lost << " messages (too slow)" << std::endl;
+  };
+  options.on_end = [&](const grpc::Status& status) {
+    std::cerr << "subscription ended: " << status.error_message() << "\n";
+    std::lock_guard<std::mutex> guard{mutex};
+    ended = true;
+    done.notify_all();
+  };
+  auto sub = client.subscribe(
+      pattern,
+      [&](tb::client::delivery d) {
+        std::cout << "#" << d.message_id() << " " << d.topic() << ": "
+                  << d.payload() << std::endl;
+        std::lock_guard<std::mutex> guard{mutex};
+        ++received;
+        done.notify_all();
+      },
+      options);
+  auto status = sub->wait_subscribed(10s);
+  if (!status.ok()) {
+    std::cerr << "subscribe failed: " << status.error_message() << "\n";
     return 1;
   }
   std::cout << "subscribed to " << pattern << std::endl;
-  long received = 0;
-  while (count == 0 || received < count) {
-    auto frame = session->next(std::chrono::hours(24));
-    if (!frame)
-      break;
-    if (frame->has_dropped())
-      std::cout << "lost " << frame->dropped().count() << " messages (too slow)"
-                << std::endl;
-    for (auto& d : frame->deliveries().deliveries()) {
-      std::cout << "#" << d.message_id() << " " << d.topic() << ": "
-                << d.payload() << std::endl;
-      ++received;
-    }
-  }
-  return 0;
+  std::unique_lock<std::mutex> guard{mutex};
+  done.wait(guard, [&] { return ended || (count > 0 && received >= count); });
+  return ended ? 1 : 0;
 }
 
-// Publishes one message and prints the id the broker gave it.
-int publish(tb::client::connection& conn, const std::string& topic,
-            const std::string& data) {
-  std::vector<pb::PublishResult> results;
-  auto status = conn.publish({{topic, data, {}, {}}}, &results);
-  if (!status.ok()) {
-    std::cerr << "publish failed: " << status.error_message() << "\n";
-    return 1;
+// Publishes each of `data` to `topic` (one batch) and prints their ids.
+int publish(const std::string& server, const std::string& topic,
+            const std::vector<std::string>& data) {
+  tb::client::async_client client{server};
+  std::vector<std::future<tb::client::publish_result>> confirms;
+  for (auto& payload : data)
+    confirms.push_back(client.publish({topic, payload, {}, {}}));
+  client.flush();
+  int failures = 0;
+  for (auto& confirm : confirms) {
+    auto result = confirm.get();
+    if (result.ok()) {
+      std::cout << "published #" << result.id << std::endl;
+    } else {
+      std::cerr << "refused (" << result.status.error_code()
+                << "): " << result.status.error_message() << "\n";
+      ++failures;
+    }
   }
-  if (results.size() == 1 && results[0].has_error()) {
-    std::cerr << "refused: " << results[0].error().message() << "\n";
-    return 1;
-  }
-  std::cout << "published #" << results.at(0).id() << std::endl;
-  return 0;
+  return failures == 0 ? 0 : 1;
 }
 
 } // namespace
@@ -83,11 +98,10 @@ int main(int argc, char** argv) {
   }
   if (args.size() < 2)
     return usage();
-  tb::client::connection conn{server};
   if (args[0] == "sub")
-    return subscribe(conn, args[1],
+    return subscribe(server, args[1],
                      args.size() > 2 ? std::atol(args[2].c_str()) : 0);
-  if (args[0] == "pub" && args.size() == 3)
-    return publish(conn, args[1], args[2]);
+  if (args[0] == "pub" && args.size() >= 3)
+    return publish(server, args[1], {args.begin() + 2, args.end()});
   return usage();
 }

@@ -1,71 +1,88 @@
-// A work queue: workers in one consumer group share the messages, each
-// acked after it was handled; a worker that dies hands its messages on.
-// Run two `work_queue worker` and one `work_queue publish 10`.
+// A work queue (async client): workers in one consumer group share the jobs
+// and ack each when done; a worker that dies hands its jobs to the others.
 
-#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <vector>
 
-#include "net/client.hpp"
+#include "client/async_client.hpp"
 
 namespace {
 
-namespace pb = tinybroker::v1;
+using namespace std::chrono_literals;
 
 int usage() {
   std::cerr << "usage: work_queue [--server HOST:PORT] worker [--no-ack] "
                "[COUNT]\n"
                "       work_queue [--server HOST:PORT] publish COUNT\n"
                "Workers join group \"workers\" on \"jobs.>\"; --no-ack holds "
-               "the jobs (kill it to see them move to another worker).\n";
+               "the jobs (kill it to see them move to another worker).\n"
+               "Run two `worker` and one `publish 10`.\n";
   return 2;
 }
 
 // Handles jobs until `count` were handled (0 = forever).
-int worker(tb::client::connection& conn, bool ack, long count) {
-  auto session = conn.open_session();
-  session->join(1, "workers", "jobs.>", 16);
-  auto ready = session->next(std::chrono::seconds(10));
-  if (!ready || ready->kind_case() != pb::ServerFrame::kSubscribed) {
-    std::cerr << "join failed: "
-              << (ready && ready->has_error() ? ready->error().error().message()
-                                              : "no answer")
-              << "\n";
+int worker(const std::string& server, bool ack, long count) {
+  // Declared before the client, so they outlive its callbacks.
+  std::mutex mutex;
+  std::condition_variable done;
+  long handled = 0;
+  bool ended = false;
+  std::vector<tb::client::delivery> held; // --no-ack keeps them here
+  tb::client::async_client client{server};
+  tb::client::subscribe_options options;
+  options.group = "workers";
+  options.max_in_flight = 16;
+  options.on_end = [&](const grpc::Status& status) {
+    std::cerr << "left the group: " << status.error_message() << "\n";
+    std::lock_guard<std::mutex> guard{mutex};
+    ended = true;
+    done.notify_all();
+  };
+  auto sub = client.subscribe(
+      "jobs.>",
+      [&](tb::client::delivery job) {
+        std::cout << "job " << job.payload() << " (attempt " << job.attempt()
+                  << ")" << std::endl;
+        std::lock_guard<std::mutex> guard{mutex};
+        if (ack)
+          job.ack(); // coalesced with other acks into one frame
+        else
+          held.push_back(std::move(job));
+        ++handled;
+        done.notify_all();
+      },
+      options);
+  auto status = sub->wait_subscribed(10s);
+  if (!status.ok()) {
+    std::cerr << "join failed: " << status.error_message() << "\n";
     return 1;
   }
   std::cout << "joined workers" << std::endl;
-  long handled = 0;
-  while (count == 0 || handled < count) {
-    auto frame = session->next(std::chrono::hours(24));
-    if (!frame)
-      break;
-    std::vector<uint64_t> done;
-    for (auto& d : frame->deliveries().deliveries()) {
-      std::cout << "job " << d.payload() << " (attempt " << d.attempt() << ")"
-                << std::endl;
-      done.push_back(d.delivery_id());
-      ++handled;
-    }
-    if (ack && !done.empty())
-      session->ack(done);
-  }
-  return 0;
+  std::unique_lock<std::mutex> guard{mutex};
+  done.wait(guard, [&] { return ended || (count > 0 && handled >= count); });
+  return ended ? 1 : 0;
 }
 
-// Publishes `count` jobs in one batch.
-int publish(tb::client::connection& conn, long count) {
-  std::vector<tb::client::outgoing_message> jobs;
+// Publishes `count` jobs (batched by the client) and waits for the confirms.
+int publish(const std::string& server, long count) {
+  tb::client::async_client client{server};
+  std::vector<std::future<tb::client::publish_result>> confirms;
   for (long i = 1; i <= count; ++i)
-    jobs.push_back({"jobs.resize", std::to_string(i), {}, {}});
-  std::vector<pb::PublishResult> results;
-  auto status = conn.publish(jobs, &results);
-  if (!status.ok()) {
-    std::cerr << "publish failed: " << status.error_message() << "\n";
-    return 1;
+    confirms.push_back(
+        client.publish({"jobs.resize", std::to_string(i), {}, {}}));
+  client.flush();
+  for (auto& confirm : confirms) {
+    auto result = confirm.get();
+    if (!result.ok()) {
+      std::cerr << "publish failed: " << result.status.error_message() << "\n";
+      return 1;
+    }
   }
-  std::cout << "published " << results.size() << " jobs" << std::endl;
+  std::cout << "published " << count << " jobs" << std::endl;
   return 0;
 }
 
@@ -80,14 +97,13 @@ int main(int argc, char** argv) {
   }
   if (args.empty())
     return usage();
-  tb::client::connection conn{server};
   if (args[0] == "worker") {
     bool ack = !(args.size() > 1 && args[1] == "--no-ack");
     auto rest = ack ? 1u : 2u;
     long count = args.size() > rest ? std::atol(args[rest].c_str()) : 0;
-    return worker(conn, ack, count);
+    return worker(server, ack, count);
   }
   if (args[0] == "publish" && args.size() == 2)
-    return publish(conn, std::atol(args[1].c_str()));
+    return publish(server, std::atol(args[1].c_str()));
   return usage();
 }

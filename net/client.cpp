@@ -20,14 +20,19 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
     out.set_key(msg.key);
 }
 
-connection::connection(const std::string& address) {
-  grpc::ChannelArguments args;
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            grpc::ChannelArguments args) {
   args.SetMaxReceiveMessageSize(max_message_bytes);
   args.SetMaxSendMessageSize(max_message_bytes);
-  channel_ = grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), args);
-  stub_ = pb::Broker::NewStub(channel_);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
+                                   args);
 }
+
+connection::connection(const std::string& address)
+    : connection(make_channel(address)) {}
+
+connection::connection(std::shared_ptr<grpc::Channel> channel)
+    : channel_(std::move(channel)), stub_(pb::Broker::NewStub(channel_)) {}
 
 grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
                                  std::vector<pb::PublishResult>* results,

@@ -40,11 +40,19 @@ struct outgoing_message {
 /// Copies `msg` into its wire form.
 void to_proto(const outgoing_message& msg, tinybroker::v1::Message& out);
 
+/// Makes an insecure channel to `address` (`HOST:PORT`) with `args` plus
+/// the client's message size limits.
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            grpc::ChannelArguments args = {});
+
 /// A channel to one broker. Thread-safe.
 class connection {
 public:
   /// Connects (lazily) to `address` (`HOST:PORT`).
   explicit connection(const std::string& address);
+
+  /// Uses `channel` (from `make_channel`).
+  explicit connection(std::shared_ptr<grpc::Channel> channel);
 
   /// Publishes a batch with the unary Publish call; fills `results` with one
   /// result per message. Returns the call's status.

@@ -18,7 +18,7 @@ packages=(
   g++ cmake ninja-build pkg-config
   libcaf-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  grpc-proto
+  grpc-proto python3-grpcio python3-protobuf
   libtoml11-dev libcli11-dev
   libgtest-dev libbenchmark-dev
 )

@@ -3,6 +3,7 @@
 
 #include <csignal>
 #include <string>
+#include <vector>
 
 #include "e2e_fixture.hpp"
 
@@ -69,6 +70,60 @@ TEST_F(ExamplesTest, WorkQueueMovesAKilledWorkersJobsToTheOther) {
     EXPECT_NE(got.find(std::string{"job "} + job + " (attempt 2)"),
               std::string::npos)
         << got;
+}
+
+TEST_F(ExamplesTest, DeadLettersEndsThePoisonMessageOnTheDlqTopic) {
+  auto [code, out] =
+      run_command(example("dead_letters"), {"--server", broker_->address()});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("ack ok 1"), std::string::npos) << out;
+  EXPECT_NE(out.find("ack ok 2"), std::string::npos) << out;
+  EXPECT_NE(out.find("nack poison (attempt 3)"), std::string::npos) << out;
+  EXPECT_EQ(out.find("nack poison (attempt 4)"), std::string::npos) << out;
+  EXPECT_NE(out.find("dead letter on $dlq.payments: poison"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("x-tinybroker-attempts: 3"), std::string::npos) << out;
+  EXPECT_NE(out.find("x-tinybroker-original-topic: payments.eu"),
+            std::string::npos)
+      << out;
+}
+
+// Runs the Python example with the generated code on its path.
+std::vector<std::string> python_example(std::vector<std::string> args) {
+  std::vector<std::string> argv{"PYTHONPATH=" TINYBROKER_PYTHON_GEN_DIR,
+                                TINYBROKER_PYTHON3, TINYBROKER_PYTHON_EXAMPLE};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+TEST_F(ExamplesTest, PythonExamplePublishesAndAcksAsAGroupWorker) {
+  child_process worker{"/usr/bin/env",
+                       python_example({"--server", broker_->address(), "worker",
+                                       "py-workers", "jobs.>", "3"})};
+  ASSERT_TRUE(worker.wait_for_output("joined py-workers", patience))
+      << worker.output();
+  auto [code, out] = run_command(
+      "/usr/bin/env", python_example({"--server", broker_->address(), "publish",
+                                      "jobs.resize", "a", "b", "c"}));
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("published #3"), std::string::npos) << out;
+  EXPECT_EQ(worker.wait_exit(patience), 0) << worker.output();
+  auto got = worker.output();
+  for (auto job : {"a", "b", "c"})
+    EXPECT_NE(
+        got.find(std::string{"job "} + job + " on jobs.resize (attempt 1)"),
+        std::string::npos)
+        << got;
+  EXPECT_NE(got.find("acked 3 jobs"), std::string::npos) << got;
+}
+
+TEST_F(ExamplesTest, PythonExampleReportsARefusedTopic) {
+  auto [code, out] = run_command(
+      "/usr/bin/env", python_example({"--server", broker_->address(), "publish",
+                                      "bad..topic", "x"}));
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("refused (3)"), std::string::npos) << out;
+  EXPECT_NE(out.find("bad..topic"), std::string::npos) << out;
 }
 
 } // namespace

@@ -1,0 +1,87 @@
+// The asynchronous tinybroker C++ client: batched publishing with confirms,
+// fan-out and consumer-group subscriptions with callbacks, coalesced
+// answers, and reconnect with re-subscribe. See docs/client.md.
+//
+//   tb::client::async_client client{"127.0.0.1:7400"};
+//   auto sub = client.subscribe("orders.>", [](tb::client::delivery d) {
+//     std::cout << d.topic() << ": " << d.payload() << "\n";
+//   });
+//   sub->wait_subscribed(std::chrono::seconds(5));
+//   auto confirm = client.publish({"orders.eu.created", "hello"});
+//   std::cout << confirm.get().id << "\n";
+
+#pragma once
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+
+#include "client/delivery.hpp"
+#include "client/options.hpp"
+#include "client/subscription.hpp"
+#include "net/client.hpp"
+
+namespace tb::client {
+
+/// One connection to a broker with one Session stream, reopened after a
+/// loss. Thread-safe; callbacks run on the client's threads (see
+/// docs/client.md, "Threading").
+class async_client {
+public:
+  /// Starts connecting to `address` (`HOST:PORT`) in the background.
+  explicit async_client(const std::string& address,
+                        client_options options = {});
+
+  /// Closes (see `close`).
+  ~async_client();
+
+  async_client(const async_client&) = delete;
+  async_client& operator=(const async_client&) = delete;
+
+  /// Waits until the broker answered on the stream; false on timeout or
+  /// once closed.
+  bool wait_connected(std::chrono::milliseconds timeout);
+
+  /// The connection's state.
+  connection_state state() const;
+
+  /// What the client sent so far.
+  client_stats stats() const;
+
+  /// Queues `message` for the next batch; the future gives its id or error.
+  std::future<publish_result> publish(outgoing_message message);
+
+  /// Queues `message`; `done` is called once with its id or error.
+  void publish(outgoing_message message, publish_callback done);
+
+  /// Sends what is batched now and waits until every publish so far has its
+  /// outcome; false if `timeout` passed first.
+  bool flush(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  /// Subscribes to `pattern`: fan-out, or a group membership when
+  /// `options.group` is set. `handler` gets each delivery on the callback
+  /// thread. Kept across reconnects until it ends.
+  std::shared_ptr<subscription> subscribe(const std::string& pattern,
+                                          delivery_handler handler,
+                                          subscribe_options options = {});
+
+  /// Creates consumer group `name` with `settings` (unary CreateGroup);
+  /// OK if an identical one exists.
+  grpc::Status create_group(const std::string& name,
+                            const tinybroker::v1::GroupSettings& settings);
+
+  /// The synchronous connection on the same channel, for unary calls.
+  connection& unary();
+
+  /// Flushes, half-closes the stream, waits up to `close_timeout` for the
+  /// last confirms, ends every subscription and stops the threads. Pending
+  /// work that could not finish fails (UNAVAILABLE or CANCELLED). Do not
+  /// call it from a callback.
+  void close();
+
+private:
+  std::shared_ptr<detail::client_core> core_;
+};
+
+} // namespace tb::client

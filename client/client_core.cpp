@@ -1,0 +1,274 @@
+// The asynchronous client's I/O thread: it opens the Session stream (again
+// after a loss, with backoff), writes batched publishes, coalesced answers
+// and subscribe frames, and shuts everything down on close.
+
+#include "client/detail/client_core.hpp"
+
+#include <algorithm>
+
+namespace tb::client::detail {
+
+namespace pb = tinybroker::v1;
+
+namespace {
+
+// Channel arguments that make gRPC retry the connection on our schedule.
+grpc::ChannelArguments reconnect_args(const client_options& options) {
+  grpc::ChannelArguments args;
+  auto initial = static_cast<int>(options.reconnect_initial_backoff.count());
+  auto most = static_cast<int>(options.reconnect_max_backoff.count());
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, std::max(initial, most));
+  return args;
+}
+
+// Stream endings that another attempt cannot fix.
+bool is_permanent(grpc::StatusCode code) {
+  switch (code) {
+  case grpc::StatusCode::INVALID_ARGUMENT:
+  case grpc::StatusCode::UNAUTHENTICATED:
+  case grpc::StatusCode::PERMISSION_DENIED:
+  case grpc::StatusCode::UNIMPLEMENTED:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+client_core::client_core(const std::string& address, client_options options)
+    : address_(address), options_(std::move(options)),
+      channel_(make_channel(address, reconnect_args(options_))),
+      stub_(pb::Broker::NewStub(channel_)), unary_(channel_),
+      callbacks_(options_.max_queued_callbacks) {}
+
+client_core::~client_core() {
+  close();
+}
+
+void client_core::start() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  started_ = true;
+  callback_thread_ = std::thread{[this] {
+    callbacks_.run();
+  }};
+  io_thread_ = std::thread{[this] {
+    run();
+  }};
+}
+
+void client_core::close() {
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    closing_ = true;
+    io_cv_.notify_all();
+    state_cv_.notify_all();
+  }
+  if (io_thread_.joinable())
+    io_thread_.join();
+  callbacks_.close();
+  if (callback_thread_.joinable())
+    callback_thread_.join();
+}
+
+bool client_core::wait_connected(std::chrono::milliseconds timeout) {
+  lock guard{mutex_};
+  state_cv_.wait_for(guard, timeout,
+                     [this] { return state_ != connection_state::connecting; });
+  return state_ == connection_state::connected;
+}
+
+connection_state client_core::state() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return state_;
+}
+
+client_stats client_core::stats() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto result = stats_;
+  result.connections = generation_;
+  return result;
+}
+
+void client_core::report(const grpc::Status& status) {
+  if (options_.on_error)
+    options_.on_error(status);
+}
+
+void client_core::run() {
+  lock guard{mutex_};
+  while (!closing_ && connect(guard)) {
+    serve(guard);
+    finish_stream(guard);
+  }
+  shut_down(guard);
+}
+
+bool client_core::connect(lock& guard) {
+  auto attempts = std::max(1, options_.reconnect_max_attempts);
+  while (!closing_ && final_status_.ok()) {
+    if (failures_ >= attempts) {
+      final_status_ = grpc::Status{
+          grpc::StatusCode::UNAVAILABLE,
+          "gave up after " + std::to_string(failures_) +
+              " failed attempts to reach the broker at " + address_};
+      break;
+    }
+    if (failures_ > 0) {
+      auto delay = std::min(options_.reconnect_initial_backoff *
+                                (1 << std::min(failures_ - 1, 16)),
+                            options_.reconnect_max_backoff);
+      io_cv_.wait_for(guard, delay, [this] { return closing_; });
+      if (closing_)
+        break;
+    }
+    guard.unlock();
+    auto wait = std::max(options_.reconnect_max_backoff,
+                         options_.reconnect_initial_backoff);
+    auto up =
+        channel_->WaitForConnected(std::chrono::system_clock::now() + wait);
+    guard.lock();
+    if (closing_)
+      break;
+    if (up) {
+      open_stream(guard);
+      return true;
+    }
+    ++failures_;
+  }
+  return false;
+}
+
+void client_core::open_stream(lock& guard) {
+  auto next = std::make_unique<stream_state>();
+  next->generation = generation_ + 1;
+  guard.unlock();
+  next->stream = stub_->Session(&next->context);
+  guard.lock();
+  generation_ = next->generation;
+  auto* raw = next.get();
+  next->reader = std::thread{[this, raw] {
+    read_loop(*raw);
+  }};
+  stream_ = std::move(next);
+  control_.clear();
+  // The probe: an empty publish whose confirm (or any frame) shows that the
+  // broker serves this stream; publishes wait for it (see on_established).
+  pb::ClientFrame probe;
+  probe.set_request_id(++next_request_id_);
+  probe.mutable_publish()->set_confirm(true);
+  control_.push_back(std::move(probe));
+  for (auto& [id, sub] : active_)
+    control_.push_back(subscribe_frame(*sub));
+}
+
+void client_core::on_established(stream_state& stream) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (stream_.get() != &stream || closing_)
+    return;
+  failures_ = 0;
+  state_ = connection_state::connected;
+  state_cv_.notify_all();
+  io_cv_.notify_all();
+}
+
+std::optional<clock::time_point> client_core::next_deadline() const {
+  std::optional<clock::time_point> result;
+  // Publishes wait for the probe's answer (on_established wakes us).
+  if (!unsent_.empty() && state_ == connection_state::connected)
+    result = unsent_.front().queued_at + options_.linger;
+  if (answers_.count > 0) {
+    auto due = answers_.first_at + options_.answer_linger;
+    result = result ? std::min(*result, due) : due;
+  }
+  return result;
+}
+
+void client_core::serve(lock& guard) {
+  std::vector<pb::ClientFrame> out;
+  for (;;) {
+    if (stream_->ended)
+      return;
+    out.clear();
+    while (!control_.empty()) {
+      out.push_back(std::move(control_.front()));
+      control_.pop_front();
+    }
+    take_answer_frames(out, closing_);
+    if (state_ == connection_state::connected)
+      take_publish_frames(out, closing_ || flush_requested_);
+    if (out.empty()) {
+      if (closing_)
+        return;
+      if (auto deadline = next_deadline())
+        io_cv_.wait_until(guard, *deadline);
+      else
+        io_cv_.wait(guard);
+      continue;
+    }
+    auto* stream = stream_->stream.get();
+    guard.unlock();
+    bool written = true;
+    for (auto& frame : out)
+      if (!(written = stream->Write(frame)))
+        break;
+    guard.lock();
+    if (!written)
+      return; // the reader sees the end and its status
+  }
+}
+
+void client_core::finish_stream(lock& guard) {
+  auto* current = stream_.get();
+  if (closing_ && !current->ended) {
+    guard.unlock();
+    current->stream->WritesDone();
+    guard.lock();
+    io_cv_.wait_for(guard, options_.close_timeout,
+                    [current] { return current->ended; });
+  }
+  if (!current->ended)
+    current->context.TryCancel();
+  guard.unlock();
+  current->reader.join();
+  guard.lock();
+  auto status = current->status;
+  if (!current->got_frame)
+    ++failures_; // the broker never answered on it
+  stream_.reset();
+  state_ = connection_state::connecting;
+  control_.clear();
+  answers_ = pending_answers{};
+  state_cv_.notify_all();
+  for (auto& [id, sub] : active_)
+    sub->set_subscribed(false);
+  fail_all_in_flight(
+      guard, grpc::Status{grpc::StatusCode::UNAVAILABLE,
+                          "the connection to " + address_ +
+                              " was lost before the confirm (" +
+                              status.error_message() +
+                              "); the message may or may not be routed"});
+  if (!closing_ && is_permanent(status.error_code()))
+    final_status_ = status;
+}
+
+void client_core::shut_down(lock& guard) {
+  auto closing = closing_;
+  auto status = closing ? grpc::Status{grpc::StatusCode::CANCELLED,
+                                       "the client was closed before the "
+                                       "message was sent"}
+                        : final_status_;
+  state_ = connection_state::closed;
+  state_cv_.notify_all();
+  fail_unsent(guard, status);
+  auto ended = std::move(active_);
+  active_.clear();
+  guard.unlock();
+  for (auto& [id, sub] : ended)
+    end_subscription(sub, closing ? grpc::Status::OK : status);
+  guard.lock();
+}
+
+} // namespace tb::client::detail

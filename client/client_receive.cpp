@@ -1,0 +1,175 @@
+// The asynchronous client's receiving side: the reader thread, the frames
+// the broker sends, and the subscriptions they belong to.
+
+#include "client/detail/client_core.hpp"
+
+namespace tb::client::detail {
+
+namespace pb = tinybroker::v1;
+
+grpc::Status to_status(const pb::Error& error) {
+  return grpc::Status{static_cast<grpc::StatusCode>(error.code()),
+                      error.message()};
+}
+
+std::shared_ptr<subscription>
+client_core::subscribe(const std::string& pattern, delivery_handler handler,
+                       subscribe_options options) {
+  lock guard{mutex_};
+  auto sub = std::make_shared<subscription>(
+      ++next_subscription_id_, pattern, std::move(handler), std::move(options),
+      weak_from_this());
+  if (closing_ || state_ == connection_state::closed) {
+    guard.unlock();
+    sub->end(grpc::Status{grpc::StatusCode::FAILED_PRECONDITION,
+                          "the client is closed"});
+    return sub;
+  }
+  active_.emplace(sub->id(), sub);
+  if (stream_ != nullptr) { // else sent when a stream opens
+    control_.push_back(subscribe_frame(*sub));
+    io_cv_.notify_all();
+  }
+  return sub;
+}
+
+void client_core::unsubscribe(uint64_t id) {
+  auto sub = remove(id);
+  if (!sub)
+    return;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (stream_ != nullptr) {
+      pb::ClientFrame frame;
+      frame.set_request_id(++next_request_id_);
+      frame.mutable_unsubscribe()->set_subscription_id(id);
+      control_.push_back(std::move(frame));
+      io_cv_.notify_all();
+    }
+  }
+  end_subscription(sub, grpc::Status::OK);
+}
+
+pb::ClientFrame client_core::subscribe_frame(const subscription& sub) {
+  pb::ClientFrame frame;
+  frame.set_request_id(++next_request_id_);
+  auto* req = frame.mutable_subscribe();
+  req->set_subscription_id(sub.id());
+  req->set_pattern(sub.pattern());
+  req->set_group(sub.options().group);
+  req->set_max_in_flight(sub.options().max_in_flight);
+  return frame;
+}
+
+std::shared_ptr<subscription> client_core::find(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = active_.find(id);
+  return i == active_.end() ? nullptr : i->second;
+}
+
+std::shared_ptr<subscription> client_core::remove(uint64_t id) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = active_.find(id);
+  if (i == active_.end())
+    return nullptr;
+  auto sub = std::move(i->second);
+  active_.erase(i);
+  return sub;
+}
+
+void client_core::end_subscription(const std::shared_ptr<subscription>& sub,
+                                   const grpc::Status& status) {
+  if (!sub->end(status) || !sub->options().on_end)
+    return;
+  callbacks_.push([sub, status] { sub->options().on_end(status); });
+}
+
+void client_core::read_loop(stream_state& stream) {
+  pb::ServerFrame frame;
+  while (stream.stream->Read(&frame)) {
+    if (!stream.got_frame.exchange(true))
+      on_established(stream);
+    on_frame(frame, stream.generation);
+    frame.Clear();
+  }
+  auto status = stream.stream->Finish();
+  std::lock_guard<std::mutex> guard{mutex_};
+  stream.status = std::move(status);
+  stream.ended = true;
+  io_cv_.notify_all();
+}
+
+void client_core::on_frame(const pb::ServerFrame& frame, uint64_t generation) {
+  switch (frame.kind_case()) {
+  case pb::ServerFrame::kDeliveries:
+    on_deliveries(frame.deliveries(), generation);
+    break;
+  case pb::ServerFrame::kPublishConfirm: {
+    auto& confirm = frame.publish_confirm();
+    complete(take_in_flight(confirm.request_id()), &confirm, grpc::Status::OK);
+    break;
+  }
+  case pb::ServerFrame::kSubscribed:
+    if (auto sub = find(frame.subscribed().subscription_id()))
+      sub->set_subscribed(true);
+    break;
+  case pb::ServerFrame::kUnsubscribed: {
+    auto& notice = frame.unsubscribed();
+    if (notice.reason().empty())
+      break; // our own unsubscribe: already ended
+    if (auto sub = remove(notice.subscription_id()))
+      end_subscription(
+          sub, grpc::Status{grpc::StatusCode::ABORTED, "the broker ended the "
+                                                       "subscription: " +
+                                                           notice.reason()});
+    break;
+  }
+  case pb::ServerFrame::kDropped: {
+    auto lost = frame.dropped().count();
+    auto sub = find(frame.dropped().subscription_id());
+    if (sub && sub->options().on_dropped)
+      callbacks_.push([sub, lost] { sub->options().on_dropped(lost); });
+    break;
+  }
+  case pb::ServerFrame::kError:
+    on_error_frame(frame.error());
+    break;
+  default:
+    report(grpc::Status{grpc::StatusCode::INTERNAL,
+                        "the broker sent a frame this client does not "
+                        "know; ignored"});
+  }
+}
+
+void client_core::on_deliveries(const pb::Deliveries& batch,
+                                uint64_t generation) {
+  for (auto& wire : batch.deliveries()) {
+    auto sub = find(wire.subscription_id());
+    if (!sub) {
+      // Ended here already: hand a group delivery on at once.
+      if (wire.delivery_id() != 0)
+        answer(generation, answer_kind::nack, wire.delivery_id(), 0);
+      continue;
+    }
+    auto item = std::make_shared<delivery>(wire, weak_from_this(), generation);
+    callbacks_.push([sub, item] { sub->deliver(std::move(*item)); });
+  }
+}
+
+void client_core::on_error_frame(const pb::ErrorFrame& error) {
+  auto status = to_status(error.error());
+  if (error.request() == "publish") {
+    complete(take_in_flight(error.request_id()), nullptr, status);
+  } else if (error.request() == "subscribe") {
+    if (auto sub = remove(error.subscription_id()))
+      end_subscription(sub, status);
+  } else if (!(error.request() == "unsubscribe" &&
+               status.error_code() == grpc::StatusCode::NOT_FOUND)) {
+    // An unsubscribe racing the broker's own end is harmless.
+    report(grpc::Status{status.error_code(),
+                        "the broker refused a " + error.request() +
+                            " frame: " + status.error_message()});
+  }
+}
+
+} // namespace tb::client::detail

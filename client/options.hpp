@@ -1,0 +1,97 @@
+// Settings and results of the asynchronous tinybroker client
+// (client/async_client.hpp).
+
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+namespace tb::client {
+
+/// Settings of an `async_client`; every field has a usable default.
+struct client_options {
+  /// How long a published message waits for others to join its batch.
+  std::chrono::milliseconds linger{5};
+  /// The most messages in one publish frame (the broker takes up to 4096).
+  std::size_t max_batch_messages = 256;
+  /// A batch is sent at once when its messages reach this many bytes.
+  std::size_t max_batch_bytes = 1 << 20;
+  /// The most publishes queued or awaiting their confirm; `publish` waits
+  /// for room up to `publish_block`, then fails with RESOURCE_EXHAUSTED.
+  std::size_t max_pending_publishes = 16384;
+  /// How long `publish` (and an answer) waits for room in a full queue.
+  std::chrono::milliseconds publish_block{10000};
+  /// How long answers (ack, nack, reject, in progress) wait to be coalesced
+  /// with others into one frame.
+  std::chrono::milliseconds answer_linger{2};
+  /// This many queued answers are sent at once, without waiting.
+  std::size_t max_answer_batch = 512;
+  /// The most answers queued; `ack` and the others wait for room beyond.
+  std::size_t max_pending_answers = 65536;
+  /// The most deliveries and notices queued for the callback thread; the
+  /// reader stops reading (and the broker buffers) while it is full.
+  std::size_t max_queued_callbacks = 4096;
+  /// The first wait between connection attempts; doubled on each failure.
+  std::chrono::milliseconds reconnect_initial_backoff{100};
+  /// The longest wait between connection attempts.
+  std::chrono::milliseconds reconnect_max_backoff{2000};
+  /// Failed connection attempts in a row after which the client gives up
+  /// and closes with UNAVAILABLE (at least 1).
+  int reconnect_max_attempts = 20;
+  /// How long `close` waits for the broker's last confirms.
+  std::chrono::milliseconds close_timeout{5000};
+  /// Called with errors that belong to no publish or subscription (a
+  /// callback that threw, a refused unsubscribe); on an internal thread.
+  std::function<void(const grpc::Status&)> on_error;
+};
+
+/// The outcome of one published message.
+struct publish_result {
+  /// The id the broker gave the message; 0 when it was refused (a message
+  /// refused only by a full group has an id and an error).
+  uint64_t id = 0;
+  /// OK, or the error: the broker's gRPC status code and sentence, or
+  /// UNAVAILABLE when the connection was lost before the confirm.
+  grpc::Status status;
+  /// The broker's machine-readable reason ("invalid_topic", ...), if any.
+  std::string reason;
+
+  /// Returns true when the broker accepted the message everywhere.
+  bool ok() const {
+    return status.ok();
+  }
+};
+
+/// Called once with a message's outcome (on an internal thread).
+using publish_callback = std::function<void(const publish_result&)>;
+
+/// Counters of what an `async_client` sent, to see batching at work.
+struct client_stats {
+  /// Publish frames written.
+  uint64_t publish_frames = 0;
+  /// Messages in them.
+  uint64_t published = 0;
+  /// Ack, nack and in-progress frames written.
+  uint64_t answer_frames = 0;
+  /// Delivery ids in them.
+  uint64_t answers = 0;
+  /// Streams opened (1 + reconnects).
+  uint64_t connections = 0;
+};
+
+/// The states of an `async_client`'s connection.
+enum class connection_state {
+  /// Opening the first stream, or reopening it after a loss.
+  connecting,
+  /// A Session stream is open.
+  connected,
+  /// Closed by `close`, or given up after `reconnect_max_attempts`.
+  closed,
+};
+
+} // namespace tb::client

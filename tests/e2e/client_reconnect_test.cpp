@@ -1,0 +1,137 @@
+// End to end: the asynchronous client across a broker restart on the same
+// port: subscriptions resume, publishes made during the outage are sent
+// after it, and a broker that stays away ends everything with UNAVAILABLE.
+
+#include <condition_variable>
+#include <csignal>
+#include <future>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "client_fixture.hpp"
+
+namespace tb::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+class ClientReconnectTest : public AsyncClientTest {
+protected:
+  /// Stops the broker and waits for its exit.
+  void stop_broker() {
+    auto code = broker_->stop(SIGTERM);
+    ASSERT_TRUE(code.has_value());
+  }
+
+  /// Starts a fresh broker on the address of the stopped one.
+  void start_broker(const std::string& address) {
+    broker_ = std::make_unique<broker_process>(
+        std::vector<std::string>{"--listen", address},
+        broker_process::default_listen);
+    ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
+    ASSERT_EQ(broker_->address(), address);
+  }
+};
+
+TEST_F(ClientReconnectTest, SubscriptionsResumeAfterTheBrokerRestarts) {
+  auto client = make_client();
+  delivery_log fanout, worker;
+  auto sub = client->subscribe("orders.>", fanout.handler());
+  client::subscribe_options join;
+  join.group = "workers";
+  auto member = client->subscribe(
+      "orders.>", worker.handler([](client::delivery& d) { d.ack(); }), join);
+  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  ASSERT_TRUE(client->publish({"orders.1", "before", {}, {}}).get().ok());
+  ASSERT_EQ(fanout.wait_for(1).size(), 1u);
+  ASSERT_EQ(worker.wait_for(1).size(), 1u);
+
+  auto address = broker_->address();
+  stop_broker();
+  start_broker(address);
+  ASSERT_TRUE(eventually([&] {
+    return sub->times_subscribed() == 2 && member->times_subscribed() == 2;
+  })) << "not re-subscribed; state "
+      << static_cast<int>(client->state());
+  // A stream opened on the dead connection may count too.
+  EXPECT_GE(client->stats().connections, 2u);
+
+  // Published by another client, so only the subscriptions can bring it.
+  client::async_client other{address, test_options()};
+  ASSERT_TRUE(other.publish({"orders.2", "after", {}, {}}).get().ok());
+  fanout.wait_for(2);
+  worker.wait_for(2);
+  EXPECT_EQ(fanout.payloads(), (std::vector<std::string>{"before", "after"}));
+  EXPECT_EQ(worker.payloads(), (std::vector<std::string>{"before", "after"}));
+  EXPECT_TRUE(sub->active());
+}
+
+TEST_F(ClientReconnectTest, DeliveriesOfTheLostStreamCannotBeAnswered) {
+  auto client = make_client();
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<client::delivery> held;
+  client::subscribe_options join;
+  join.group = "holders";
+  auto member = client->subscribe(
+      "jobs.>",
+      [&](client::delivery d) {
+        std::lock_guard<std::mutex> guard{mutex};
+        held.emplace(std::move(d));
+        cv.notify_all();
+      },
+      join);
+  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  ASSERT_TRUE(client->publish({"jobs.1", "held", {}, {}}).get().ok());
+  {
+    std::unique_lock<std::mutex> guard{mutex};
+    ASSERT_TRUE(cv.wait_for(guard, patience, [&] { return held.has_value(); }));
+  }
+  auto address = broker_->address();
+  stop_broker();
+  start_broker(address);
+  ASSERT_TRUE(eventually([&] { return member->times_subscribed() == 2; }));
+  std::lock_guard<std::mutex> guard{mutex};
+  EXPECT_FALSE(held->ack()) << "its session ended with the old broker";
+}
+
+TEST_F(ClientReconnectTest, PublishesDuringTheOutageAreSentAfterReconnect) {
+  auto client = make_client();
+  auto address = broker_->address();
+  stop_broker();
+  ASSERT_TRUE(eventually(
+      [&] { return client->state() == client::connection_state::connecting; }));
+  auto held = client->publish({"a.b", "during", {}, {}});
+  EXPECT_EQ(held.wait_for(quiet_period), std::future_status::timeout);
+  start_broker(address);
+  ASSERT_EQ(held.wait_for(patience), std::future_status::ready);
+  auto result = held.get();
+  EXPECT_TRUE(result.ok()) << result.status.error_message();
+  EXPECT_EQ(result.id, 1u) << "the first message of the new broker";
+}
+
+TEST_F(ClientReconnectTest, ABrokerThatStaysAwayEndsItAllWithUnavailable) {
+  auto options = test_options();
+  options.reconnect_max_attempts = 3;
+  options.reconnect_max_backoff = 200ms;
+  auto client = make_client(options);
+  delivery_log log;
+  client::subscribe_options watch;
+  watch.on_end = log.on_end();
+  auto sub = client->subscribe("a.>", log.handler(), watch);
+  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+  stop_broker();
+  auto end = log.wait_end();
+  ASSERT_TRUE(end.has_value());
+  EXPECT_EQ(end->error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(end->error_message().find("gave up"), std::string::npos)
+      << end->error_message();
+  EXPECT_EQ(client->state(), client::connection_state::closed);
+  auto late = client->publish({"a.b", "x", {}, {}}).get();
+  EXPECT_EQ(late.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+} // namespace
+} // namespace tb::test
