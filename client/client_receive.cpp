@@ -58,6 +58,8 @@ pb::ClientFrame client_core::subscribe_frame(const subscription& sub) {
   req->set_pattern(sub.pattern());
   req->set_group(sub.options().group);
   req->set_max_in_flight(sub.options().max_in_flight);
+  for (auto& tag : sub.options().tags)
+    req->add_tags(tag);
   return frame;
 }
 

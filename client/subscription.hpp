@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 
@@ -23,6 +24,8 @@ struct subscribe_options {
   std::string group;
   /// Group members: the most unacked deliveries held (0 = broker default).
   uint32_t max_in_flight = 0;
+  /// Group members: labels the group's policy may read (docs/extending.md).
+  std::vector<std::string> tags;
   /// Called once when the subscription ends for good, on the callback
   /// thread: OK after `unsubscribe` or `close`, else the refusal
   /// (INVALID_ARGUMENT for a bad pattern, FAILED_PRECONDITION for a group

@@ -55,7 +55,7 @@ bool session::subscribe(uint64_t subscription_id, const std::string& pattern,
 
 bool session::join(uint64_t subscription_id, const std::string& group,
                    const std::string& pattern, uint32_t max_in_flight,
-                   uint64_t request_id) {
+                   uint64_t request_id, const std::vector<std::string>& tags) {
   pb::ClientFrame frame;
   frame.set_request_id(request_id);
   auto* sub = frame.mutable_subscribe();
@@ -63,6 +63,8 @@ bool session::join(uint64_t subscription_id, const std::string& group,
   sub->set_pattern(pattern);
   sub->set_group(group);
   sub->set_max_in_flight(max_in_flight);
+  for (auto& tag : tags)
+    sub->add_tags(tag);
   return send(frame);
 }
 

@@ -48,10 +48,10 @@ public:
 
   /// Joins consumer group `group` on `pattern` as subscription
   /// `subscription_id`, holding at most `max_in_flight` unacked deliveries
-  /// (0 = the broker's default, 256).
+  /// (0 = the broker's default, 256), with `tags` for the group's policy.
   bool join(uint64_t subscription_id, const std::string& group,
             const std::string& pattern, uint32_t max_in_flight = 0,
-            uint64_t request_id = 0);
+            uint64_t request_id = 0, const std::vector<std::string>& tags = {});
 
   /// Acks group deliveries: done and forgotten.
   bool ack(const std::vector<uint64_t>& delivery_ids);

@@ -2,10 +2,14 @@
 // broker program started from the example's TOML file, routes high-priority
 // messages to the members tagged "high" and the rest to the others.
 
+#include <condition_variable>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "cli_fixture.hpp"
+#include "client/async_client.hpp"
 #include "e2e_fixture.hpp"
 
 namespace tb::test {
@@ -85,6 +89,45 @@ TEST_F(CustomPolicyTest, WithoutAHighMemberUrgentWorkStillGetsDone) {
   publish_alert("alerts.disk", "disk full", "high");
   EXPECT_EQ(payloads(routine->receive(1, patience)),
             (std::set<std::string>{"disk full"}));
+}
+
+TEST_F(CustomPolicyTest, TheCliJoinsWithTags) {
+  auto routine = member({});
+  child_process urgent{cli_binary(),
+                       {"--server", broker_->address(), "sub", "alerts.>",
+                        "--group", "alerts", "--tag", "high", "--count", "1"}};
+  ASSERT_TRUE(urgent.wait_for_output("subscribed to alerts.>", patience))
+      << urgent.output();
+  publish_alert("alerts.disk", "disk full", "high");
+  EXPECT_EQ(urgent.wait_exit(patience), 0) << urgent.output();
+  EXPECT_NE(urgent.output().find("disk full"), std::string::npos)
+      << urgent.output();
+  EXPECT_TRUE(routine->receive(1, quiet_period).empty());
+}
+
+TEST_F(CustomPolicyTest, TheAsyncClientJoinsWithTags) {
+  auto routine = member({});
+  client::async_client async{broker_->address()};
+  std::mutex mtx;
+  std::condition_variable cv;
+  std::vector<std::string> got;
+  client::subscribe_options options;
+  options.group = "alerts";
+  options.tags = {"high"};
+  auto sub = async.subscribe(
+      "alerts.>",
+      [&](client::delivery d) {
+        std::lock_guard<std::mutex> guard{mtx};
+        got.emplace_back(d.payload());
+        d.ack();
+        cv.notify_all();
+      },
+      options);
+  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+  publish_alert("alerts.disk", "disk full", "high");
+  std::unique_lock<std::mutex> guard{mtx};
+  cv.wait_for(guard, patience, [&] { return !got.empty(); });
+  EXPECT_EQ(got, (std::vector<std::string>{"disk full"}));
 }
 
 TEST_F(CustomPolicyTest, TheStockBrokerRefusesTheUnregisteredPolicy) {

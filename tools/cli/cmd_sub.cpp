@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "tools/cli/cli_common.hpp"
 #include "tools/cli/json_writer.hpp"
@@ -27,6 +29,7 @@ struct sub_options {
   std::string pattern;
   std::string group;
   uint32_t max_in_flight = 0;
+  std::vector<std::string> tags;
   bool ack = false;
   bool nack = false;
   bool reject = false;
@@ -140,7 +143,7 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
     session->subscribe(subscription_id, opts.pattern, "", subscribe_request_id);
   else
     session->join(subscription_id, opts.group, opts.pattern, opts.max_in_flight,
-                  subscribe_request_id);
+                  subscribe_request_id, opts.tags);
   wait_subscribed(*session, opts, conn_opts);
   std::cerr << "subscribed to " << opts.pattern;
   if (!opts.group.empty())
@@ -203,6 +206,10 @@ command add_sub_command(CLI::App& app, const connection_options& conn_opts) {
   cmd->add_option("--max-in-flight", opts->max_in_flight,
                   "group only: most unanswered deliveries held at once "
                   "(default: the broker's, 256)")
+      ->needs(group);
+  cmd->add_option("--tag", opts->tags,
+                  "group only: a tag for the group's policy (repeatable; "
+                  "see docs/extending.md)")
       ->needs(group);
   auto* ack = cmd->add_flag("--ack", opts->ack,
                             "group only: ack each delivery (the default)");
