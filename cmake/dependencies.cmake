@@ -5,6 +5,19 @@ find_package(gRPC CONFIG REQUIRED)
 find_package(toml11 CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 
+# jemalloc (Debian libjemalloc-dev) for the broker programs, unless off.
+if(TINYBROKER_JEMALLOC)
+  find_library(JEMALLOC_LIB jemalloc REQUIRED)
+endif()
+
+# Links the broker program `target` with the broker's allocator (jemalloc
+# when TINYBROKER_JEMALLOC is on) and says which one it is.
+function(tb_use_broker_allocator target)
+  if(TINYBROKER_JEMALLOC)
+    target_link_libraries(${target} PRIVATE ${JEMALLOC_LIB})
+  endif()
+endfunction()
+
 # CAF 0.17 ships no CMake package config: find it by hand.
 find_path(CAF_INCLUDE_DIR caf/all.hpp REQUIRED)
 find_library(CAF_CORE_LIB caf_core REQUIRED)

@@ -6,7 +6,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <dlfcn.h>
 #include <pthread.h>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -29,6 +31,21 @@ sigset_t block_stop_signals() {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// Names the malloc this process runs on: jemalloc (with its version) when
+// the build linked it, else glibc's.
+std::string allocator_name() {
+  using mallctl_fn = int (*)(const char*, void*, size_t*, void*, size_t);
+  auto* mallctl = reinterpret_cast<mallctl_fn>(dlsym(RTLD_DEFAULT, "mallctl"));
+  if (mallctl == nullptr)
+    return "glibc malloc";
+  const char* version = nullptr;
+  size_t size = sizeof(version);
+  if (mallctl("version", &version, &size, nullptr, 0) != 0 ||
+      version == nullptr)
+    return "jemalloc";
+  return std::string{"jemalloc "} + version;
 }
 
 } // namespace
@@ -78,6 +95,7 @@ int run_broker(int argc, char** argv, const std::string& program) {
     return 1;
   }
   log::info(describe(cfg));
+  log::info("memory allocator: " + allocator_name());
   log::info(program + " " + TINYBROKER_VERSION + " listening on " +
             server.address() + " (config: " + cfg.source + ")");
   int sig = 0;

@@ -19,7 +19,7 @@ packages=(
   libcaf-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   grpc-proto python3-grpcio python3-protobuf
-  libtoml11-dev libcli11-dev
+  libtoml11-dev libcli11-dev libjemalloc-dev
   libgtest-dev libbenchmark-dev
 )
 

@@ -42,6 +42,15 @@ TEST_F(ServiceTest, ReflectionListsTheBrokerService) {
   stream->Finish();
 }
 
+TEST_F(ServiceTest, LogsTheMemoryAllocatorTheBuildChose) {
+  // Release builds link jemalloc (docs/performance.md); sanitizer builds
+  // keep the sanitizers' allocator.
+  auto expected = TINYBROKER_EXPECT_JEMALLOC ? "memory allocator: jemalloc 5"
+                                             : "memory allocator: glibc malloc";
+  EXPECT_NE(broker_->output().find(expected), std::string::npos)
+      << broker_->output();
+}
+
 TEST_F(ServiceTest, SigtermEndsStreamsWithUnavailableAndExitsZero) {
   auto session = subscriber(1, "x.>");
   auto code = broker_->stop(SIGTERM);
