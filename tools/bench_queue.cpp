@@ -23,11 +23,6 @@ namespace {
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
 
-// Exit codes, as in tinybroker_bench.cpp.
-constexpr int exit_ok = 0;
-constexpr int exit_lost = 1;
-constexpr int exit_usage = 2;
-
 // The subscription id every worker uses on its own stream.
 constexpr uint64_t subscription_id = 1;
 
@@ -75,12 +70,12 @@ struct worker {
 // Takes deliveries, acking each Deliveries frame with one Ack frame, until
 // every message of the run arrived somewhere, the stream ends, or `stop` is
 // set.
-void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
+void run_worker(worker& w, const run_config& cfg, tally& seen,
+                const std::atomic<bool>& stop) {
   pb::ClientFrame ack;
   auto* ids = ack.mutable_ack()->mutable_delivery_ids();
   uint64_t received = 0;
-  uint64_t last_seq = 0;
-  bool first = true;
+  publish_order order{cfg};
   while (seen.unique.load(std::memory_order_relaxed) < seen.size &&
          !stop.load()) {
     auto frame = w.session->next(100ms);
@@ -115,10 +110,8 @@ void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
         ++w.redelivered;
         continue;
       }
-      if (!first && seq <= last_seq)
+      if (order.out_of_order(d.message_id(), d.payload()))
         ++w.out_of_order;
-      first = false;
-      last_seq = seq;
       if (w.latencies.size() < seen.size)
         w.latencies.push_back(now - sent);
     }
@@ -185,7 +178,9 @@ bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
 int run_queue(client::connection& conn, const run_config& cfg) {
   run_result result;
   result.run_id = random_run_id();
-  auto pattern = "bench." + result.run_id + ".>";
+  auto topics = plan_topics(cfg, result.run_id);
+  auto& pattern = topics.pattern;
+  result.pattern = pattern;
   auto group = "bench-" + result.run_id;
   if (!create_group(conn, cfg, group, pattern))
     return exit_usage;
@@ -200,12 +195,12 @@ int run_queue(client::connection& conn, const run_config& cfg) {
       return exit_usage;
     }
   }
-  auto publisher = conn.open_session();
+  auto publishers = open_publishers(conn, cfg);
   publish_stats pub;
   std::atomic<bool> stop_workers{false};
   for (auto& w : workers)
     w->thread = std::thread{[&, p = w.get()] {
-      run_worker(*p, seen, stop_workers);
+      run_worker(*p, cfg, seen, stop_workers);
     }};
   auto acked = [&] {
     uint64_t total = 0;
@@ -217,9 +212,8 @@ int run_queue(client::connection& conn, const run_config& cfg) {
 
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
-  auto topic = "bench." + result.run_id + ".t";
   bool published =
-      publish_messages(*publisher, cfg, topic, deadline, acked, pub);
+      run_publishers(publishers, cfg, topics, start, deadline, acked, pub);
   auto publish_end = now_ns();
   auto all_finished = [&] {
     return std::all_of(workers.begin(), workers.end(),
@@ -256,7 +250,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   }
   result.duplicates += seen.foreign.load();
   result.sent = pub.sent.load();
-  result.publish_errors = pub.errors;
+  result.publish_errors = pub.errors.load();
   result.elapsed_s = seconds_between(start, end);
   result.publish_s = seconds_between(start, publish_end);
   result.deliver_s = seconds_between(start, last_ack);
@@ -267,7 +261,8 @@ int run_queue(client::connection& conn, const run_config& cfg) {
     print_table(stdout, cfg, result);
   std::fflush(stdout);
 
-  publisher->close(2s);
+  for (auto& session : publishers)
+    session->close(2s);
   for (auto& w : workers)
     w->session->close(2s);
   delete_group(conn, group);
