@@ -125,39 +125,6 @@ void run_worker(worker& w, const run_config& cfg, tally& seen,
   w.finished.store(true);
 }
 
-// Creates the run's group on `pattern`, big enough to hold every message.
-bool create_group(client::connection& conn, const run_config& cfg,
-                  const std::string& name, const std::string& pattern) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-  pb::CreateGroupRequest req;
-  req.set_name(name);
-  auto* settings = req.mutable_settings();
-  settings->set_pattern(pattern);
-  settings->set_max_pending_messages(cfg.messages);
-  settings->set_max_pending_bytes(cfg.messages * cfg.size);
-  pb::GroupInfo reply;
-  auto status = conn.stub().CreateGroup(&ctx, req, &reply);
-  if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: CreateGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
-  return status.ok();
-}
-
-// Deletes the run's group; returns the messages it still held.
-uint64_t delete_group(client::connection& conn, const std::string& name) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-  pb::DeleteGroupRequest req;
-  req.set_name(name);
-  pb::DeleteGroupReply reply;
-  auto status = conn.stub().DeleteGroup(&ctx, req, &reply);
-  if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: DeleteGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
-  return reply.dropped_messages();
-}
-
 // Opens `w`'s stream and joins `group` on `pattern`; false on failure.
 bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
                   const std::string& group, const std::string& pattern) {

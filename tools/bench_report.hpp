@@ -30,13 +30,17 @@ enum class scenario_kind {
   queue,
   /// Sessions sit idle while the broker's memory is read.
   idle,
+  /// A group without members holds every message while the broker's
+  /// memory is read.
+  held,
 };
 
 /// The settings of one run, as given on the command line.
 struct run_config {
   /// The broker's address, `HOST:PORT`.
   std::string server;
-  /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle".
+  /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle",
+  /// "held".
   std::string scenario = "fanout";
   /// What the scenario does.
   scenario_kind kind = scenario_kind::fanout;
@@ -244,10 +248,23 @@ int run_fanout(client::connection& conn, const run_config& cfg);
 /// duplicated or timed out, 2 a stream or call failed).
 int run_queue(client::connection& conn, const run_config& cfg);
 
-/// Runs scenario idle (tools/bench_idle.cpp): opens cfg.sessions sessions
-/// with one subscription each and prints the broker's resident memory
-/// before and after; returns the exit code.
+/// Runs scenario idle (tools/bench_memory.cpp): opens cfg.sessions
+/// sessions with one subscription each and prints the broker's resident
+/// memory before and after; returns the exit code.
 int run_idle(client::connection& conn, const run_config& cfg);
+
+/// Runs scenario held (tools/bench_memory.cpp): publishes cfg.messages
+/// messages to a fresh group without members and prints the broker's
+/// resident memory before and after; returns the exit code.
+int run_held(client::connection& conn, const run_config& cfg);
+
+/// Creates group `name` on `pattern`, big enough to hold every message of
+/// the run; false (after saying why) if the broker refuses.
+bool create_group(client::connection& conn, const run_config& cfg,
+                  const std::string& name, const std::string& pattern);
+
+/// Deletes group `name`; returns the messages it still held.
+uint64_t delete_group(client::connection& conn, const std::string& name);
 
 /// Computes the latency percentiles of `samples_ns` (nearest rank),
 /// reordering it.

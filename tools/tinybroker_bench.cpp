@@ -1,8 +1,8 @@
 // tinybroker-bench: a load generator that measures a running broker. This
 // file holds the command line and picks the scenario: fan-out S1, S2, S4
 // and S5 (tools/bench_fanout.cpp), the acked work queue S3
-// (tools/bench_queue.cpp) and the idle-session memory reading
-// (tools/bench_idle.cpp); the publishers are in tools/bench_publish.cpp.
+// (tools/bench_queue.cpp) and the memory readings idle and held
+// (tools/bench_memory.cpp); the publishers are in tools/bench_publish.cpp.
 
 #include <cstdio>
 #include <string>
@@ -36,6 +36,8 @@ std::string apply_preset(tb::bench::run_config& cfg,
     cfg.kind = scenario_kind::queue;
   else if (name == "idle")
     cfg.kind = scenario_kind::idle;
+  else if (name == "held")
+    cfg.kind = scenario_kind::held;
   if (name == "s2" && !given.subscribers)
     cfg.subscribers = 4;
   if (name == "s4") {
@@ -54,9 +56,11 @@ std::string apply_preset(tb::bench::run_config& cfg,
            "number tells each publisher's order)";
   if (cfg.publishers > cfg.messages)
     return "--publishers must not exceed --messages";
-  if (cfg.kind == scenario_kind::idle && cfg.broker_pid <= 0)
-    return "--scenario idle needs --broker-pid (the broker's process id on "
-           "this host)";
+  bool reads_memory =
+      cfg.kind == scenario_kind::idle || cfg.kind == scenario_kind::held;
+  if (reads_memory && cfg.broker_pid <= 0)
+    return "--scenario " + name +
+           " needs --broker-pid (the broker's process id on this host)";
   if (cfg.rate > 0 && cfg.messages / cfg.rate > cfg.max_seconds)
     return "--messages at --rate take longer than --max-seconds";
   return "";
@@ -84,6 +88,8 @@ int main(int argc, char** argv) {
       "orders.<i>.created to a subscriber on orders.*.created.\n"
       "Scenario idle: opens --sessions sessions with one subscription each "
       "and reports the broker's resident memory per session.\n"
+      "Scenario held: publishes N messages to a fresh group without "
+      "members and reports the broker's resident memory per held message.\n"
       "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
       "out, 2 usage or connection error."};
   app.option_defaults()->always_capture_default();
@@ -91,7 +97,7 @@ int main(int argc, char** argv) {
       ->required();
   app.add_option("--scenario", cfg.scenario, "the scenario")
       ->check(CLI::IsMember(
-          {"fanout", "queue", "s1", "s2", "s3", "s4", "s5", "idle"}));
+          {"fanout", "queue", "s1", "s2", "s3", "s4", "s5", "idle", "held"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
@@ -129,7 +135,7 @@ int main(int argc, char** argv) {
   app.add_option("--sessions", cfg.sessions, "idle: sessions to open")
       ->check(CLI::Range(1u, 100'000u));
   app.add_option("--broker-pid", cfg.broker_pid,
-                 "idle: the broker's process id, whose memory is read")
+                 "idle, held: the broker's process id, whose memory is read")
       ->check(CLI::PositiveNumber);
   app.add_flag("--paced", cfg.paced,
                "also stay at most 64 frames ahead of the slowest subscriber "
@@ -147,7 +153,9 @@ int main(int argc, char** argv) {
              "  S5: tinybroker-bench --server 127.0.0.1:7400 --scenario s5 "
              "--paced\n"
              "  idle: tinybroker-bench --server 127.0.0.1:7400 --scenario "
-             "idle --broker-pid $(pidof tinybroker)");
+             "idle --broker-pid $(pidof tinybroker)\n"
+             "  held: tinybroker-bench --server 127.0.0.1:7400 --scenario "
+             "held --broker-pid $(pidof tinybroker)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -174,6 +182,8 @@ int main(int argc, char** argv) {
     return tb::bench::run_queue(conn, cfg);
   case scenario_kind::idle:
     return tb::bench::run_idle(conn, cfg);
+  case scenario_kind::held:
+    return tb::bench::run_held(conn, cfg);
   case scenario_kind::fanout:
     break;
   }

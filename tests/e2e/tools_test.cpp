@@ -161,10 +161,25 @@ TEST_F(ToolsTest, BenchIdleReadsTheBrokersMemoryAroundItsSessions) {
                                    std::to_string(pid), "--json"});
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(json_number(out, "sessions"), 40) << out;
-  EXPECT_EQ(json_number(out, "subscribed"), 40) << out;
+  EXPECT_EQ(json_number(out, "measured"), 40) << out;
   EXPECT_GT(json_number(out, "rss_before_kib"), 0) << out;
   EXPECT_GT(json_number(out, "rss_after_kib"), 0) << out;
   EXPECT_NE(out.find("\"bytes_per_session\""), std::string::npos) << out;
+}
+
+TEST_F(ToolsTest, BenchHeldReadsTheBrokersMemoryAroundAFullGroup) {
+  auto pid = child_named("tinybroker");
+  ASSERT_GT(pid, 0);
+  auto [code, out] = run_command(
+      bench_binary(), {"--server", broker_->address(), "--scenario", "held",
+                       "--messages", "3000", "--batch", "100", "--broker-pid",
+                       std::to_string(pid), "--json", "--max-seconds", "30"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(json_number(out, "messages"), 3000) << out;
+  EXPECT_EQ(json_number(out, "measured"), 3000) << out;
+  EXPECT_GT(json_number(out, "rss_before_kib"), 0) << out;
+  EXPECT_NE(out.find("\"bytes_per_message\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"bytes_beyond_content\""), std::string::npos) << out;
 }
 
 TEST_F(ToolsTest, BenchRefusesSettingsItCannotKeep) {
