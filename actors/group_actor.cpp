@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "actors/policies/round_robin_policy.hpp"
+#include "actors/policy_registry.hpp"
+
 namespace tb {
 
 namespace {
@@ -88,58 +91,60 @@ void requeue_in_order(group_pointer self,
     self->state.ledger.push_front(std::move(*i));
 }
 
-// Picks the next active member with free credit, round robin.
-group_member* pick_member(group_state& st, uint64_t& key) {
-  auto n = st.rotation.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    auto pos = (st.next_in_rotation + i) % n;
-    auto& member = st.members.at(st.rotation[pos]);
-    if (member.active && member.in_flight < member.max_in_flight) {
-      st.next_in_rotation = (pos + 1) % n;
-      key = st.rotation[pos];
-      return &member;
-    }
-  }
-  return nullptr;
-}
-
-// Hands held messages to members with free credit, one batch per member.
+// Hands held messages to the members the policy picks, one batch per
+// member, while some member has credit. Messages the policy holds back keep
+// their place at the head of the queue, in order.
 void dispatch(group_pointer self) {
   auto& st = self->state;
+  auto credit = st.members.free_credit();
   std::unordered_map<uint64_t, group_delivery_batch> out;
+  std::vector<group_ledger::held> passed;
   auto deadline = now(self) + st.settings.ack_wait;
-  uint64_t key = 0;
-  while (st.ledger.has_ready()) {
-    auto* member = pick_member(st, key);
-    if (member == nullptr)
-      break;
+  while (credit > 0 && st.ledger.has_ready() &&
+         passed.size() < policy_lookahead) {
     auto held = st.ledger.pop_front();
+    auto key = st.policy->pick(*held.msg, st.members);
+    auto* member = key == 0 ? nullptr : st.members.find(key);
+    if (member == nullptr || !member->has_credit()) {
+      passed.push_back(std::move(held));
+      continue;
+    }
     ++held.attempts;
     auto id = st.ctx.delivery_ids->reserve(1);
     out[key].items.push_back(
         group_delivery{held.msg, member->subscription_id, id, held.attempts});
     ++member->in_flight;
+    --credit;
     ++st.counters.delivered;
     if (held.attempts > 1)
       ++st.counters.redelivered;
     st.ledger.start(id, std::move(held), key, deadline);
   }
+  for (auto i = passed.rbegin(); i != passed.rend(); ++i)
+    st.ledger.push_front(std::move(*i));
   for (auto& [member_key, batch] : out)
     self->send(st.members.at(member_key).session, gdeliver_atom_v,
                std::move(batch));
   schedule_tick(self);
 }
 
+// Stops new deliveries to the member `key` and tells the policy.
+void deactivate(group_pointer self, uint64_t key) {
+  auto& member = self->state.members.at(key);
+  if (!member.active)
+    return;
+  member.active = false;
+  self->state.policy->left(key);
+}
+
 // Removes a member that left and holds nothing any more.
 void release_member_if_done(group_pointer self, uint64_t key) {
   auto& st = self->state;
-  auto i = st.members.find(key);
-  if (i == st.members.end() || i->second.active || i->second.in_flight > 0)
+  auto* member = st.members.find(key);
+  if (member == nullptr || member->active || member->in_flight > 0)
     return;
-  auto session = i->second.session;
-  st.members.erase(i);
-  st.rotation.erase(std::find(st.rotation.begin(), st.rotation.end(), key));
-  st.next_in_rotation = 0;
+  auto session = member->session;
+  st.members.erase(key);
   auto still_member =
       std::any_of(st.members.begin(), st.members.end(),
                   [&](const auto& kv) { return kv.second.session == session; });
@@ -225,7 +230,7 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   requeue_in_order(self, std::move(again));
   for (auto key : gone) {
     st.members.at(key).in_flight = 0;
-    st.members.at(key).active = false;
+    deactivate(self, key);
     release_member_if_done(self, key);
   }
   dispatch(self);
@@ -263,20 +268,20 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
   return reply;
 }
 
-caf::ok_atom join(group_pointer self, session_actor session,
-                  uint64_t subscription_id, uint32_t max_in_flight) {
+caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
   auto& st = self->state;
-  if (max_in_flight == 0)
-    max_in_flight = 256;
+  auto max_in_flight = spec.max_in_flight == 0 ? 256u : spec.max_in_flight;
   max_in_flight = std::min(max_in_flight, st.ctx.max_in_flight_limit);
   for (auto& [key, member] : st.members)
     if (member.session == session &&
-        member.subscription_id == subscription_id) {
+        member.subscription_id == spec.subscription_id) {
       // A member that left but still holds deliveries may join again with
       // the same subscription id: it takes new deliveries again.
       if (!member.active) {
         member.active = true;
         member.max_in_flight = max_in_flight;
+        member.tags = std::move(spec.tags);
+        st.policy->joined(key, member);
         dispatch(self);
       }
       return caf::ok_atom_v;
@@ -286,10 +291,10 @@ caf::ok_atom join(group_pointer self, session_actor session,
                   [&](const auto& kv) { return kv.second.session == session; });
   if (!monitored)
     self->monitor(session);
-  auto key = st.next_member_key++;
-  st.members.emplace(key, group_member{std::move(session), subscription_id,
-                                       max_in_flight, 0, true});
-  st.rotation.push_back(key);
+  auto key = st.members.add(group_member{std::move(session),
+                                         spec.subscription_id, max_in_flight, 0,
+                                         true, std::move(spec.tags)});
+  st.policy->joined(key, st.members.at(key));
   dispatch(self);
   return caf::ok_atom_v;
 }
@@ -299,9 +304,7 @@ group_info info(const group_state& st) {
   result.counters.pending = st.ledger.pending();
   result.counters.in_flight = st.ledger.in_flight();
   result.counters.held_bytes = st.ledger.held_bytes();
-  result.counters.members = static_cast<uint64_t>(
-      std::count_if(st.members.begin(), st.members.end(),
-                    [](const auto& kv) { return kv.second.active; }));
+  result.counters.members = st.members.active_count();
   return result;
 }
 
@@ -320,15 +323,17 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
   st.group = std::move(name);
   st.settings = std::move(settings);
   st.ctx = std::move(ctx);
+  st.policy = policy_registry::make(st.settings.policy, st.settings);
+  if (st.policy == nullptr)
+    st.policy = std::make_unique<round_robin_policy>();
   self->set_down_handler(
       [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
   return {
       [self](enqueue_atom, std::vector<message_ref>& msgs) {
         return enqueue(self, msgs);
       },
-      [self](join_atom, session_actor session, uint64_t subscription_id,
-             uint32_t max_in_flight) {
-        return join(self, std::move(session), subscription_id, max_in_flight);
+      [self](join_atom, session_actor session, member_spec& spec) {
+        return join(self, std::move(session), std::move(spec));
       },
       [self](leave_atom, const session_actor& session,
              uint64_t subscription_id) {
@@ -336,7 +341,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         for (auto& [key, member] : st.members)
           if (member.session == session &&
               member.subscription_id == subscription_id) {
-            member.active = false;
+            deactivate(self, key);
             release_member_if_done(self, key);
             break;
           }

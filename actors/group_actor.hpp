@@ -8,9 +8,10 @@
 //     |                   |  \--nack (delay)--> parked --due--+
 //     +---- ack_wait passed / member gone / nack -------------+
 //
-// Members are picked round robin among those with free credit
-// (max_in_flight). One periodic tick sweeps deadlines and delays; no timer
-// per message.
+// The group's policy (actors/group_policy.hpp) picks the member of each
+// delivery among those with free credit (max_in_flight); the rest is the
+// same for every policy. One periodic tick sweeps deadlines and delays; no
+// timer per message.
 
 #pragma once
 
@@ -18,13 +19,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
-#include <vector>
 
 #include <caf/stateful_actor.hpp>
 
 #include "actors/broker_context.hpp"
 #include "actors/group_ledger.hpp"
+#include "actors/group_policy.hpp"
 #include "actors/protocol.hpp"
 
 namespace tb {
@@ -41,20 +41,6 @@ struct group_context {
   uint32_t max_in_flight_limit = 65536;
 };
 
-/// One member of a group: a subscription of a session.
-struct group_member {
-  /// The member's session.
-  session_actor session;
-  /// The subscription id within that session.
-  uint64_t subscription_id = 0;
-  /// The most unacked deliveries it holds at once.
-  uint32_t max_in_flight = 256;
-  /// Its unacked deliveries.
-  uint32_t in_flight = 0;
-  /// False once it left: no new deliveries, but it may still answer.
-  bool active = true;
-};
-
 /// State of a group actor.
 struct group_state {
   /// The actor's name in logs.
@@ -68,14 +54,10 @@ struct group_state {
   group_context ctx;
   /// Held messages, deliveries in flight, deadlines.
   group_ledger ledger;
-  /// Members by key.
-  std::unordered_map<uint64_t, group_member> members;
-  /// Member keys in join order: the round-robin rotation.
-  std::vector<uint64_t> rotation;
-  /// Where the rotation continues.
-  std::size_t next_in_rotation = 0;
-  /// The next member key.
-  uint64_t next_member_key = 1;
+  /// The members, active or still holding deliveries.
+  member_directory members;
+  /// Picks the member of each delivery (`settings.policy`).
+  std::unique_ptr<group_policy> policy;
   /// True while a tick is scheduled.
   bool tick_scheduled = false;
   /// Counters.
@@ -85,7 +67,12 @@ struct group_state {
 /// The group's handle type with its state.
 using group_pointer = group_actor::stateful_pointer<group_state>;
 
-/// Runs the group `name` with `settings` (defaults filled in).
+/// Held messages a policy may pass over in one dispatch round while waiting
+/// for a particular member (key_hash); bounds the work of one round.
+constexpr std::size_t policy_lookahead = 1024;
+
+/// Runs the group `name` with `settings` (defaults filled in) under the
+/// policy registered as `settings.policy` (round_robin if unknown).
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,
                                             group_settings settings,

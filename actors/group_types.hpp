@@ -47,6 +47,23 @@ inspect(Inspector& f, group_settings& x) {
            overflow, x.dead_letter, x.policy, caf::meta::load_callback(apply));
 }
 
+/// What a session asks for when it joins a group.
+struct member_spec {
+  /// The subscription id within the session.
+  uint64_t subscription_id = 0;
+  /// The most unacked deliveries held at once (0: the default, 256).
+  uint32_t max_in_flight = 0;
+  /// Labels the group's policy may read (`Subscribe.tags`).
+  std::vector<std::string> tags;
+};
+
+/// @relates member_spec
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, member_spec& x) {
+  return f(caf::meta::type_name("member_spec"), x.subscription_id,
+           x.max_in_flight, x.tags);
+}
+
 /// One delivery attempt of a held message to one group member.
 struct group_delivery {
   /// The message.

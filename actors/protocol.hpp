@@ -219,8 +219,7 @@ using session_actor = caf::typed_actor<
 using group_actor = caf::typed_actor<
     caf::replies_to<enqueue_atom,
                     std::vector<message_ref>>::with<enqueue_reply>,
-    caf::replies_to<join_atom, session_actor, uint64_t,
-                    uint32_t>::with<caf::ok_atom>,
+    caf::replies_to<join_atom, session_actor, member_spec>::with<caf::ok_atom>,
     caf::reacts_to<leave_atom, session_actor, uint64_t>,
     caf::reacts_to<ack_atom, session_actor, std::vector<uint64_t>>,
     caf::reacts_to<nack_atom, session_actor, std::vector<uint64_t>, uint32_t>,
@@ -299,7 +298,7 @@ using router_actor = caf::typed_actor<
     caf::reacts_to<unsub_atom, uint64_t, session_actor>,
     caf::reacts_to<idle_atom, std::string, topic_actor>,
     caf::replies_to<join_atom, std::string, std::string, session_actor,
-                    uint64_t, uint32_t>::with<group_actor>,
+                    member_spec>::with<group_actor>,
     caf::replies_to<create_atom, std::string, group_settings>::with<group_info>,
     caf::replies_to<delete_atom, std::string>::with<uint64_t>,
     caf::replies_to<list_atom>::with<std::vector<group_info>>,
@@ -324,6 +323,7 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::route))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_settings))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery_batch))
+CAF_ADD_TYPE_ID(tinybroker, (tb::member_spec))
 CAF_ADD_TYPE_ID(tinybroker, (tb::enqueue_reply))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_counters))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_info))

@@ -211,10 +211,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
                 });
       },
       [self](join_atom, std::string group, std::string pattern,
-             session_actor session, uint64_t subscription_id,
-             uint32_t max_in_flight) {
+             session_actor session, member_spec& spec) {
         return join_group(self, std::move(group), std::move(pattern),
-                          std::move(session), subscription_id, max_in_flight);
+                          std::move(session), std::move(spec));
       },
       [self](create_atom, std::string name, group_settings settings) {
         return create_group(self, std::move(name), std::move(settings));

@@ -124,8 +124,7 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
 /// Adds a member to a group, creating the group if allowed.
 caf::result<group_actor> join_group(router_pointer self, std::string name,
                                     std::string pattern, session_actor session,
-                                    uint64_t subscription_id,
-                                    uint32_t max_in_flight);
+                                    member_spec spec);
 
 /// Deletes a group; answers with how many messages it dropped.
 caf::result<uint64_t> delete_group(router_pointer self,

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "actors/policy_registry.hpp"
 #include "actors/router_actor.hpp"
 #include "actors/routing/pattern.hpp"
 #include "actors/routing/topic.hpp"
@@ -19,10 +20,11 @@ error_info check_group(const std::string& name, const group_settings& s,
     return err;
   if (auto err = validate_pattern(s.pattern, limits))
     return err;
-  if (s.policy != "round_robin")
-    return make_error_info(ec::invalid_request,
-                           "group \"" + name + "\": unknown policy \"" +
-                               s.policy + "\" (known: round_robin)");
+  if (!policy_registry::contains(s.policy))
+    return make_error_info(
+        ec::invalid_request,
+        "group \"" + name + "\": unknown policy \"" + s.policy +
+            "\" (known: " + policy_registry::names_text() + ")");
   if (s.ack_wait.count() <= 0)
     return make_error_info(ec::invalid_request,
                            "group \"" + name + "\": ack_wait must be > 0");
@@ -94,14 +96,11 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
 
 caf::result<group_actor> join_group(router_pointer self, std::string name,
                                     std::string pattern, session_actor session,
-                                    uint64_t subscription_id,
-                                    uint32_t max_in_flight) {
+                                    member_spec spec) {
   auto& st = self->state;
   auto promise = self->make_response_promise<group_actor>();
-  auto join = [self, promise, session, subscription_id,
-               max_in_flight](group_actor group) mutable {
-    self->request(group, caf::infinite, join_atom_v, session, subscription_id,
-                  max_in_flight)
+  auto join = [self, promise, session, spec](group_actor group) mutable {
+    self->request(group, caf::infinite, join_atom_v, session, spec)
         .then(
             [promise, group](caf::ok_atom) mutable { promise.deliver(group); },
             [promise](caf::error& err) mutable { promise.deliver(err); });

@@ -1,6 +1,8 @@
 // The consumer-group side of a session actor: joining and leaving groups,
 // taking their deliveries, and forwarding the client's answers.
 
+#include <cctype>
+
 #include "actors/routing/topic.hpp"
 #include "actors/session_actor.hpp"
 #include "tinybroker.pb.h"
@@ -26,6 +28,32 @@ void queue_unsubscribed(session_state& st, uint64_t subscription_id,
   st.control.push_back(std::move(frame));
 }
 
+// The most tags one membership carries, and the longest tag.
+constexpr int max_tags = 16;
+constexpr std::size_t max_tag_bytes = 64;
+
+// Returns why `tags` are not acceptable member tags, or no error.
+error_info
+validate_tags(const google::protobuf::RepeatedPtrField<std::string>& tags) {
+  if (tags.size() > max_tags)
+    return make_error_info(ec::invalid_request,
+                           std::to_string(tags.size()) +
+                               " tags exceed the limit of " +
+                               std::to_string(max_tags));
+  for (auto& tag : tags) {
+    auto ok = !tag.empty() && tag.size() <= max_tag_bytes;
+    for (auto c : tag)
+      ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                  c == '-' || c == '.' || c == ':' || c == '=');
+    if (!ok)
+      return make_error_info(ec::invalid_request,
+                             "tag \"" + tag +
+                                 "\": a tag has 1 to 64 bytes of "
+                                 "[A-Za-z0-9_.:=-]");
+  }
+  return {};
+}
+
 } // namespace
 
 size_t subscription_count(const session_state& st) {
@@ -36,16 +64,21 @@ void join_group(session_pointer self, uint64_t request_id,
                 const pb::Subscribe& req) {
   auto& st = self->state;
   auto id = req.subscription_id();
-  if (auto err = validate_group_name(req.group())) {
+  auto err = validate_group_name(req.group());
+  if (!err)
+    err = validate_tags(req.tags());
+  if (err) {
     queue_error(self, request_id, "subscribe", id, err);
     return;
   }
-  auto max_in_flight =
-      req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
+  auto spec = member_spec{id,
+                          req.max_in_flight() != 0 ? req.max_in_flight()
+                                                   : default_max_in_flight,
+                          {req.tags().begin(), req.tags().end()}};
   st.memberships.emplace(id, membership{req.group(), {}, {}});
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
-                req.pattern(), self_handle(self), id, max_in_flight)
+                req.pattern(), self_handle(self), std::move(spec))
       .then(
           [self, id, request_id](group_actor group) {
             auto& st = self->state;

@@ -26,6 +26,18 @@ inline pb::Message make_message(std::string topic, std::string payload) {
   return msg;
 }
 
+/// Builds a message for `topic` with `payload`, routing key `key` and the
+/// header `name`=`value` (none when `name` is empty).
+inline pb::Message make_message(std::string topic, std::string payload,
+                                std::string key, std::string name = {},
+                                std::string value = {}) {
+  auto msg = make_message(std::move(topic), std::move(payload));
+  msg.set_key(std::move(key));
+  if (!name.empty())
+    (*msg.mutable_headers())[name] = std::move(value);
+  return msg;
+}
+
 /// Builds a Subscribe frame (a fan-out subscription).
 inline client_frame_ptr subscribe_frame(uint64_t request_id,
                                         uint64_t subscription_id,
@@ -76,10 +88,13 @@ inline client_frame_ptr publish_frame(uint64_t request_id,
 inline client_frame_ptr join_frame(uint64_t request_id,
                                    uint64_t subscription_id,
                                    std::string pattern, std::string group,
-                                   uint32_t max_in_flight = 0) {
+                                   uint32_t max_in_flight = 0,
+                                   const std::vector<std::string>& tags = {}) {
   auto frame = subscribe_frame(request_id, subscription_id, std::move(pattern));
   frame->mutable_subscribe()->set_group(std::move(group));
   frame->mutable_subscribe()->set_max_in_flight(max_in_flight);
+  for (auto& tag : tags)
+    frame->mutable_subscribe()->add_tags(tag);
   return frame;
 }
 

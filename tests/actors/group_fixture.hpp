@@ -57,9 +57,10 @@ protected:
 
   /// Joins `session` to the group `name` as subscription `id`, and runs.
   void join(const test_session& session, uint64_t id, const std::string& name,
-            const std::string& pattern, uint32_t max_in_flight = 0) {
-    send_frame(session,
-               join_frame(next_request_id(), id, pattern, name, max_in_flight));
+            const std::string& pattern, uint32_t max_in_flight = 0,
+            const std::vector<std::string>& tags = {}) {
+    send_frame(session, join_frame(next_request_id(), id, pattern, name,
+                                   max_in_flight, tags));
     run();
   }
 

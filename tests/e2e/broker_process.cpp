@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,8 +22,12 @@ std::pair<pid_t, int> spawn(const std::string& binary,
     std::abort();
   auto pid = fork();
   if (pid == 0) {
+    // The child dies with the test (even one killed by ctest's timeout),
+    // and inherits no descriptor but the output pipe (no lock files).
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     dup2(fds[1], STDOUT_FILENO);
     dup2(fds[1], STDERR_FILENO);
+    close_range(3, ~0U, 0);
     std::vector<std::string> copy = args;
     std::string path = binary;
     std::vector<char*> argv{path.data()};
@@ -124,7 +129,13 @@ std::string child_process::output() const {
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args)
-    : child_process(TINYBROKER_BINARY, free_port_args(std::move(extra_args))) {
+    : broker_process(std::move(extra_args), TINYBROKER_BINARY) {
+  // nop
+}
+
+broker_process::broker_process(std::vector<std::string> extra_args,
+                               const std::string& binary)
+    : child_process(binary, free_port_args(std::move(extra_args))) {
   // nop
 }
 

@@ -67,6 +67,11 @@ public:
   /// Starts `tinybroker --listen 127.0.0.1:0` plus `extra_args`.
   explicit broker_process(std::vector<std::string> extra_args = {});
 
+  /// Starts `binary` (a program running the broker, such as an example
+  /// with its own policy) with `--listen 127.0.0.1:0` plus `extra_args`.
+  broker_process(std::vector<std::string> extra_args,
+                 const std::string& binary);
+
   /// Starts `tinybroker` with just `extra_args`, on its default address.
   broker_process(std::vector<std::string> extra_args, default_listen_t);
 

@@ -30,8 +30,13 @@ protected:
     return {};
   }
 
+  /// The program that runs the broker; `tinybroker` by default.
+  virtual std::string broker_binary() {
+    return TINYBROKER_BINARY;
+  }
+
   void SetUp() override {
-    broker_ = std::make_unique<broker_process>(broker_args());
+    broker_ = std::make_unique<broker_process>(broker_args(), broker_binary());
     ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
     conn_ = std::make_unique<client::connection>(broker_->address());
     ASSERT_TRUE(conn_->wait_connected(patience));
