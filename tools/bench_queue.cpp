@@ -1,5 +1,5 @@
 // Scenario `queue` of tinybroker-bench (S3, an acked work queue): W worker
-// sessions join a fresh consumer group, one publisher publishes N messages,
+// sessions join a fresh consumer group, P publishers publish N messages,
 // each worker acks every Deliveries frame with one Ack frame. Each payload
 // carries its send time and sequence number, so the workers together check
 // that every message arrived exactly once, and measure end-to-end latency.
