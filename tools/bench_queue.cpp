@@ -1,5 +1,5 @@
 // Scenario `queue` of tinybroker-bench (S3, an acked work queue): W worker
-// sessions join a fresh consumer group, one publisher publishes N messages,
+// sessions join a fresh consumer group, P publishers publish N messages,
 // each worker acks every Deliveries frame with one Ack frame. Each payload
 // carries its send time and sequence number, so the workers together check
 // that every message arrived exactly once, and measure end-to-end latency.
@@ -22,11 +22,6 @@ namespace {
 
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
-
-// Exit codes, as in tinybroker_bench.cpp.
-constexpr int exit_ok = 0;
-constexpr int exit_lost = 1;
-constexpr int exit_usage = 2;
 
 // The subscription id every worker uses on its own stream.
 constexpr uint64_t subscription_id = 1;
@@ -75,12 +70,12 @@ struct worker {
 // Takes deliveries, acking each Deliveries frame with one Ack frame, until
 // every message of the run arrived somewhere, the stream ends, or `stop` is
 // set.
-void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
+void run_worker(worker& w, const run_config& cfg, tally& seen,
+                const std::atomic<bool>& stop) {
   pb::ClientFrame ack;
   auto* ids = ack.mutable_ack()->mutable_delivery_ids();
   uint64_t received = 0;
-  uint64_t last_seq = 0;
-  bool first = true;
+  publish_order order{cfg};
   while (seen.unique.load(std::memory_order_relaxed) < seen.size &&
          !stop.load()) {
     auto frame = w.session->next(100ms);
@@ -115,10 +110,8 @@ void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
         ++w.redelivered;
         continue;
       }
-      if (!first && seq <= last_seq)
+      if (order.out_of_order(d.message_id(), d.payload()))
         ++w.out_of_order;
-      first = false;
-      last_seq = seq;
       if (w.latencies.size() < seen.size)
         w.latencies.push_back(now - sent);
     }
@@ -130,39 +123,6 @@ void run_worker(worker& w, tally& seen, const std::atomic<bool>& stop) {
     w.received.store(received, std::memory_order_relaxed);
   }
   w.finished.store(true);
-}
-
-// Creates the run's group on `pattern`, big enough to hold every message.
-bool create_group(client::connection& conn, const run_config& cfg,
-                  const std::string& name, const std::string& pattern) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-  pb::CreateGroupRequest req;
-  req.set_name(name);
-  auto* settings = req.mutable_settings();
-  settings->set_pattern(pattern);
-  settings->set_max_pending_messages(cfg.messages);
-  settings->set_max_pending_bytes(cfg.messages * cfg.size);
-  pb::GroupInfo reply;
-  auto status = conn.stub().CreateGroup(&ctx, req, &reply);
-  if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: CreateGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
-  return status.ok();
-}
-
-// Deletes the run's group; returns the messages it still held.
-uint64_t delete_group(client::connection& conn, const std::string& name) {
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-  pb::DeleteGroupRequest req;
-  req.set_name(name);
-  pb::DeleteGroupReply reply;
-  auto status = conn.stub().DeleteGroup(&ctx, req, &reply);
-  if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: DeleteGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
-  return reply.dropped_messages();
 }
 
 // Opens `w`'s stream and joins `group` on `pattern`; false on failure.
@@ -185,7 +145,9 @@ bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
 int run_queue(client::connection& conn, const run_config& cfg) {
   run_result result;
   result.run_id = random_run_id();
-  auto pattern = "bench." + result.run_id + ".>";
+  auto topics = plan_topics(cfg, result.run_id);
+  auto& pattern = topics.pattern;
+  result.pattern = pattern;
   auto group = "bench-" + result.run_id;
   if (!create_group(conn, cfg, group, pattern))
     return exit_usage;
@@ -200,12 +162,12 @@ int run_queue(client::connection& conn, const run_config& cfg) {
       return exit_usage;
     }
   }
-  auto publisher = conn.open_session();
+  auto publishers = open_publishers(conn, cfg);
   publish_stats pub;
   std::atomic<bool> stop_workers{false};
   for (auto& w : workers)
     w->thread = std::thread{[&, p = w.get()] {
-      run_worker(*p, seen, stop_workers);
+      run_worker(*p, cfg, seen, stop_workers);
     }};
   auto acked = [&] {
     uint64_t total = 0;
@@ -217,9 +179,8 @@ int run_queue(client::connection& conn, const run_config& cfg) {
 
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
-  auto topic = "bench." + result.run_id + ".t";
   bool published =
-      publish_messages(*publisher, cfg, topic, deadline, acked, pub);
+      run_publishers(publishers, cfg, topics, start, deadline, acked, pub);
   auto publish_end = now_ns();
   auto all_finished = [&] {
     return std::all_of(workers.begin(), workers.end(),
@@ -256,7 +217,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   }
   result.duplicates += seen.foreign.load();
   result.sent = pub.sent.load();
-  result.publish_errors = pub.errors;
+  result.publish_errors = pub.errors.load();
   result.elapsed_s = seconds_between(start, end);
   result.publish_s = seconds_between(start, publish_end);
   result.deliver_s = seconds_between(start, last_ack);
@@ -267,7 +228,8 @@ int run_queue(client::connection& conn, const run_config& cfg) {
     print_table(stdout, cfg, result);
   std::fflush(stdout);
 
-  publisher->close(2s);
+  for (auto& session : publishers)
+    session->close(2s);
   for (auto& w : workers)
     w->session->close(2s);
   delete_group(conn, group);

@@ -14,7 +14,13 @@ std::size_t rank_index(std::size_t n, double p) {
   return std::clamp<std::size_t>(rank, 1, n) - 1;
 }
 
-// Returns `s` as a JSON string literal.
+// Returns `value` as a decimal string.
+std::string count(uint64_t value) {
+  return std::to_string(value);
+}
+
+} // namespace
+
 std::string json_string(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {
@@ -31,13 +37,6 @@ std::string json_string(const std::string& s) {
   }
   return out + "\"";
 }
-
-// Returns `value` as a decimal string.
-std::string count(uint64_t value) {
-  return std::to_string(value);
-}
-
-} // namespace
 
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -132,8 +131,12 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
     std::snprintf(buf, sizeof buf, fmt, value);
     return std::string{buf};
   };
-  bool queue = cfg.scenario == "queue";
+  bool queue = cfg.kind == scenario_kind::queue;
   row("scenario", cfg.scenario);
+  row("pattern", r.pattern);
+  row("topics", count(cfg.topics));
+  row("publishers", count(cfg.publishers));
+  row("rate (msgs/s)", cfg.rate > 0 ? num("%.0f", cfg.rate) : "unlimited");
   row("messages", count(cfg.messages));
   row("size (B)", count(cfg.size));
   row("batch", count(cfg.batch));
@@ -159,6 +162,7 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
   row("missing", count(r.missing));
   row("publish errors", count(r.publish_errors));
   row("out of order", count(r.out_of_order));
+  row("latency from", cfg.rate > 0 ? "scheduled send time" : "send time");
   row("latency p50 (us)", num("%.1f", r.latency.p50_us));
   row("latency p99 (us)", num("%.1f", r.latency.p99_us));
   row("latency p99.9 (us)", num("%.1f", r.latency.p999_us));
@@ -167,7 +171,7 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
 }
 
 void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
-  bool queue = cfg.scenario == "queue";
+  bool queue = cfg.kind == scenario_kind::queue;
   char consumers[96];
   if (queue)
     std::snprintf(consumers, sizeof consumers,
@@ -188,7 +192,9 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       "\"%s_msgs_per_s\":%.1f,\"sent\":%llu,\"received\":%llu,"
       "%s,\"missing\":%llu,\"publish_errors\":%llu,"
       "\"out_of_order\":%llu,\"latency_us\":{\"samples\":%llu,\"p50\":%.1f,"
-      "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"timed_out\":%s}\n",
+      "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"latency_from\":%s,"
+      "\"publishers\":%u,\"rate\":%.1f,\"topics\":%u,\"pattern\":%s,"
+      "\"timed_out\":%s}\n",
       json_string(cfg.scenario).c_str(), json_string(cfg.server).c_str(),
       json_string(r.run_id).c_str(),
       static_cast<unsigned long long>(cfg.messages), cfg.size, cfg.batch,
@@ -201,6 +207,8 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       static_cast<unsigned long long>(r.out_of_order),
       static_cast<unsigned long long>(r.latency.samples), r.latency.p50_us,
       r.latency.p99_us, r.latency.p999_us, r.latency.max_us,
+      cfg.rate > 0 ? "\"scheduled\"" : "\"sent\"", cfg.publishers, cfg.rate,
+      cfg.topics, json_string(r.pattern).c_str(),
       r.timed_out ? "true" : "false");
 }
 

@@ -1,5 +1,5 @@
 // The pieces the scenarios of tinybroker-bench share: the run's settings
-// and results, clocks, the publisher, progress lines, latency percentiles
+// and results, clocks, the publishers, progress lines, latency percentiles
 // and the final table or JSON object.
 
 #pragma once
@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,18 +22,47 @@ class session;
 
 namespace tb::bench {
 
+/// What a scenario does, whatever name selected it.
+enum class scenario_kind {
+  /// Subscribers take every message (S1, S2, S4, S5).
+  fanout,
+  /// Workers in one group ack every message (S3).
+  queue,
+  /// Sessions sit idle while the broker's memory is read.
+  idle,
+  /// A group without members holds every message while the broker's
+  /// memory is read.
+  held,
+};
+
 /// The settings of one run, as given on the command line.
 struct run_config {
   /// The broker's address, `HOST:PORT`.
   std::string server;
-  /// The scenario's name: "fanout" or "queue".
+  /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle",
+  /// "held".
   std::string scenario = "fanout";
+  /// What the scenario does.
+  scenario_kind kind = scenario_kind::fanout;
   /// Messages to publish.
   uint64_t messages = 1'000'000;
   /// Payload bytes per message (at least 8: the send timestamp).
   std::size_t size = 128;
-  /// Messages per publish frame.
+  /// Messages per publish frame (at a fixed rate: at most this many).
   std::size_t batch = 256;
+  /// Publisher sessions, each on its own stream and thread, each
+  /// publishing its share of `messages`.
+  unsigned publishers = 1;
+  /// Messages per second over all publishers; 0 = as fast as possible. At
+  /// a fixed rate each message's payload carries its scheduled send time.
+  double rate = 0;
+  /// Topics the messages are spread over, round robin; more than 1 means
+  /// `orders.<i>.created` with a subscriber on `orders.*.created` (S5).
+  unsigned topics = 1;
+  /// Idle sessions to open (scenario idle).
+  unsigned sessions = 1000;
+  /// The broker's process id, whose resident memory scenario idle reads.
+  int broker_pid = 0;
   /// Fan-out subscriber sessions (scenario fanout).
   unsigned subscribers = 1;
   /// Group member sessions (scenario queue).
@@ -67,6 +97,8 @@ struct latency_summary {
 struct run_result {
   /// The random id in the run's topic, `bench.<run id>.t`.
   std::string run_id;
+  /// The pattern the subscribers or workers use.
+  std::string pattern;
   /// Seconds from the first publish to the end of the run.
   double elapsed_s = 0;
   /// Seconds from the first publish to the last confirm.
@@ -107,26 +139,73 @@ double seconds_between(int64_t from, int64_t to);
 /// Returns 16 random hex digits.
 std::string random_run_id();
 
-/// What a publisher did; `sent` is read by other threads.
+/// What the publishers did; read by other threads while they run.
 struct publish_stats {
-  /// Messages written to the stream.
+  /// Messages written to the streams.
   std::atomic<uint64_t> sent{0};
   /// Messages refused (confirm results or error frames).
-  uint64_t errors = 0;
-  /// True if the stream ended early.
-  bool broken = false;
+  std::atomic<uint64_t> errors{0};
+  /// True if a stream ended early.
+  std::atomic<bool> broken{false};
 };
 
-/// Publishes cfg.messages messages to `topic` on `session` in frames of
-/// cfg.batch, asking for a confirm every 64th frame and keeping at most 64
-/// frames unconfirmed. Payload bytes 0-7 hold the send time (now_ns()),
-/// bytes 8-15 (when there) the message's sequence number, 0 to N-1. With
-/// cfg.paced, also stays at most 64 frames ahead of `consumed()`. Returns
-/// false on stream end or when `deadline_ns` passed.
-bool publish_messages(client::session& session, const run_config& cfg,
-                      const std::string& topic, int64_t deadline_ns,
-                      const std::function<uint64_t()>& consumed,
-                      publish_stats& stats);
+/// The topics of a run's messages: message `seq` goes to
+/// `names[seq % names.size()]`.
+struct topic_plan {
+  /// The topic names, at least one.
+  std::vector<std::string> names;
+  /// The pattern that matches every name.
+  std::string pattern;
+};
+
+/// Returns the topics of run `run_id`: `bench.<run id>.t` under
+/// `bench.<run id>.>` for one topic, else `orders.<i>.created` under
+/// `orders.*.created`.
+topic_plan plan_topics(const run_config& cfg, const std::string& run_id);
+
+/// Returns the first sequence number of publisher `index`'s share.
+uint64_t share_begin(const run_config& cfg, unsigned index);
+
+/// Returns the publisher whose share holds sequence number `seq`.
+unsigned publisher_of(const run_config& cfg, uint64_t seq);
+
+/// Tells deliveries that came out of their publisher's order: by the
+/// sequence number in the payload (bytes 8-15) per publisher when the
+/// payload has one, else by message id (one publisher only).
+class publish_order {
+public:
+  /// Checks the deliveries of a run with settings `cfg`.
+  explicit publish_order(const run_config& cfg);
+
+  /// Returns true if the delivery of `message_id` with `payload` came
+  /// before one it should follow, or names no sequence number of the run.
+  bool out_of_order(uint64_t message_id, const std::string& payload);
+
+private:
+  const run_config& cfg_;
+  std::vector<uint64_t> last_;
+  std::vector<bool> seen_;
+};
+
+/// Opens cfg.publishers sessions; empty if the broker is unreachable.
+std::vector<std::unique_ptr<client::session>>
+open_publishers(client::connection& conn, const run_config& cfg);
+
+/// Publishes every message of the run from `sessions` (one thread each),
+/// scheduled from `start_ns`, and returns when all are confirmed; false on
+/// stream end or when `deadline_ns` passed. Publisher p sends the sequence
+/// numbers of its share in order, in frames of at most cfg.batch, asking
+/// for a confirm every 64th frame and keeping at most 64 frames
+/// unconfirmed. Payload bytes 0-7 hold the send time (now_ns(); at a fixed
+/// rate the scheduled time start + i / rate, even when the publisher runs
+/// late), bytes 8-15 (when there) the sequence number, 0 to N-1. With
+/// cfg.paced, the publishers also stay at most 64 frames each ahead of
+/// `consumed()`.
+bool run_publishers(std::vector<std::unique_ptr<client::session>>& sessions,
+                    const run_config& cfg, const topic_plan& topics,
+                    int64_t start_ns, int64_t deadline_ns,
+                    const std::function<uint64_t()>& consumed,
+                    publish_stats& stats);
 
 /// Prints `sent X, received Y, Z msgs/s` to stderr every second until
 /// stopped or destroyed.
@@ -153,14 +232,46 @@ private:
   std::thread thread_;
 };
 
-/// Runs scenario queue against `conn` (tools/bench_queue.cpp): prints the
-/// result and returns the exit code (0 every message acked exactly once,
-/// 1 lost, duplicated or timed out, 2 a stream or call failed).
+/// Exit code: every message delivered as promised.
+inline constexpr int exit_ok = 0;
+/// Exit code: messages lost or duplicated, or the run timed out.
+inline constexpr int exit_lost = 1;
+/// Exit code: usage error, or a stream or call failed.
+inline constexpr int exit_usage = 2;
+
+/// Runs a fan-out scenario (S1, S2, S4, S5; tools/bench_fanout.cpp):
+/// prints the result and returns the exit code.
+int run_fanout(client::connection& conn, const run_config& cfg);
+
+/// Runs scenario queue (S3; tools/bench_queue.cpp): prints the result and
+/// returns the exit code (0 every message acked exactly once, 1 lost,
+/// duplicated or timed out, 2 a stream or call failed).
 int run_queue(client::connection& conn, const run_config& cfg);
+
+/// Runs scenario idle (tools/bench_memory.cpp): opens cfg.sessions
+/// sessions with one subscription each and prints the broker's resident
+/// memory before and after; returns the exit code.
+int run_idle(client::connection& conn, const run_config& cfg);
+
+/// Runs scenario held (tools/bench_memory.cpp): publishes cfg.messages
+/// messages to a fresh group without members and prints the broker's
+/// resident memory before and after; returns the exit code.
+int run_held(client::connection& conn, const run_config& cfg);
+
+/// Creates group `name` on `pattern`, big enough to hold every message of
+/// the run; false (after saying why) if the broker refuses.
+bool create_group(client::connection& conn, const run_config& cfg,
+                  const std::string& name, const std::string& pattern);
+
+/// Deletes group `name`; returns the messages it still held.
+uint64_t delete_group(client::connection& conn, const std::string& name);
 
 /// Computes the latency percentiles of `samples_ns` (nearest rank),
 /// reordering it.
 latency_summary summarize_latency(std::vector<int64_t>& samples_ns);
+
+/// Returns `s` as a JSON string literal, quotes included.
+std::string json_string(const std::string& s);
 
 /// Returns `count` / `seconds`, or 0 when no time passed.
 double rate(uint64_t count, double seconds);

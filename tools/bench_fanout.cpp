@@ -1,0 +1,201 @@
+// Fan-out scenarios of tinybroker-bench: K subscriber sessions on one
+// pattern take every message of P publishers. S1 (1 -> 1) and S2 (1 -> 4)
+// publish to one topic as fast as the broker confirms; S4 publishes at a
+// fixed rate and reports latency from each message's scheduled send time;
+// S5 spreads the messages over `orders.<i>.created` under a subscriber on
+// `orders.*.created`.
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "net/client.hpp"
+#include "tools/bench_report.hpp"
+
+namespace tb::bench {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+using namespace std::chrono_literals;
+
+// The subscription id every subscriber uses on its own stream.
+constexpr uint64_t subscription_id = 1;
+
+// One subscriber: its stream, counters (read by the progress thread) and
+// latency samples (read after join).
+struct subscriber {
+  std::unique_ptr<client::session> session;
+  std::atomic<uint64_t> received{0};
+  std::atomic<uint64_t> dropped{0};
+  std::atomic<bool> finished{false};
+  uint64_t out_of_order = 0;
+  int64_t last_delivery_ns = 0;
+  bool broken = false;
+  std::vector<int64_t> latencies;
+  std::thread thread;
+};
+
+// Takes frames until `cfg.messages` were delivered or reported lost, the
+// stream ends, or `stop` is set.
+void run_subscriber(subscriber& sub, const run_config& cfg,
+                    const std::atomic<bool>& stop) {
+  uint64_t expected = cfg.messages;
+  uint64_t received = 0;
+  uint64_t dropped = 0;
+  publish_order order{cfg};
+  while (received + dropped < expected && !stop.load()) {
+    auto frame = sub.session->next(100ms);
+    if (!frame) {
+      if (sub.session->ended()) {
+        sub.broken = true;
+        break;
+      }
+      continue;
+    }
+    if (frame->has_deliveries()) {
+      auto now = now_ns();
+      for (auto& d : frame->deliveries().deliveries()) {
+        if (d.subscription_id() != subscription_id)
+          continue;
+        if (d.payload().size() >= sizeof(int64_t) &&
+            sub.latencies.size() < expected) {
+          int64_t sent = 0;
+          std::memcpy(&sent, d.payload().data(), sizeof sent);
+          sub.latencies.push_back(now - sent);
+        }
+        if (order.out_of_order(d.message_id(), d.payload()))
+          ++sub.out_of_order;
+        ++received;
+      }
+      sub.last_delivery_ns = now;
+      sub.received.store(received, std::memory_order_relaxed);
+    } else if (frame->has_dropped()) {
+      dropped += frame->dropped().count();
+      sub.dropped.store(dropped, std::memory_order_relaxed);
+    } else if (frame->has_unsubscribed() || frame->has_error()) {
+      sub.broken = true;
+      break;
+    }
+  }
+  sub.finished.store(true);
+}
+
+// Opens `sub`'s stream and subscribes it to `pattern`; false on failure.
+bool start_subscriber(client::connection& conn, subscriber& sub,
+                      const std::string& pattern) {
+  sub.session = conn.open_session();
+  if (!sub.session->subscribe(subscription_id, pattern, "", 1))
+    return false;
+  std::vector<pb::ServerFrame> skipped;
+  auto done = sub.session->wait_for(pb::ServerFrame::kSubscribed, 5s, &skipped);
+  for (auto& frame : skipped)
+    if (frame.has_error())
+      std::fprintf(stderr, "tinybroker-bench: subscribe refused: %s\n",
+                   frame.error().error().message().c_str());
+  return done.has_value();
+}
+
+} // namespace
+
+int run_fanout(client::connection& conn, const run_config& cfg) {
+  run_result result;
+  result.run_id = random_run_id();
+  auto topics = plan_topics(cfg, result.run_id);
+  result.pattern = topics.pattern;
+  std::vector<std::unique_ptr<subscriber>> subs;
+  for (unsigned i = 0; i < cfg.subscribers; ++i) {
+    subs.push_back(std::make_unique<subscriber>());
+    subs.back()->latencies.reserve(cfg.messages);
+    if (!start_subscriber(conn, *subs.back(), topics.pattern)) {
+      std::fprintf(stderr, "tinybroker-bench: subscriber %u not subscribed\n",
+                   i + 1);
+      return exit_usage;
+    }
+  }
+  auto publishers = open_publishers(conn, cfg);
+  publish_stats pub;
+  std::atomic<bool> stop_subscribers{false};
+  for (auto& sub : subs)
+    sub->thread = std::thread{[&, s = sub.get()] {
+      run_subscriber(*s, cfg, stop_subscribers);
+    }};
+  progress_printer progress{[&] { return pub.sent.load(); },
+                            [&] {
+                              uint64_t received = 0;
+                              for (auto& sub : subs)
+                                received += sub->received.load();
+                              return received;
+                            }};
+
+  auto start = now_ns();
+  auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
+  auto slowest = [&] {
+    uint64_t least = UINT64_MAX;
+    for (auto& sub : subs)
+      least = std::min(least, sub->received.load() + sub->dropped.load());
+    return least;
+  };
+  bool published =
+      run_publishers(publishers, cfg, topics, start, deadline, slowest, pub);
+  auto publish_end = now_ns();
+  auto all_finished = [&] {
+    return std::all_of(subs.begin(), subs.end(),
+                       [](auto& s) { return s->finished.load(); });
+  };
+  while (!all_finished() && now_ns() < deadline && !pub.broken)
+    std::this_thread::sleep_for(2ms);
+  result.timed_out = !all_finished() || (!published && !pub.broken);
+  auto end = now_ns();
+  stop_subscribers = true;
+  for (auto& sub : subs)
+    sub->thread.join();
+  progress.stop();
+
+  bool broken = pub.broken;
+  int64_t last_delivery = start;
+  std::vector<int64_t> latencies;
+  latencies.reserve(cfg.messages * subs.size());
+  for (auto& sub : subs) {
+    broken = broken || sub->broken;
+    auto received = sub->received.load();
+    result.received += received;
+    result.dropped += sub->dropped.load();
+    result.missing += cfg.messages - std::min(received, cfg.messages);
+    result.out_of_order += sub->out_of_order;
+    last_delivery = std::max(last_delivery, sub->last_delivery_ns);
+    latencies.insert(latencies.end(), sub->latencies.begin(),
+                     sub->latencies.end());
+    sub->latencies = {};
+  }
+  result.sent = pub.sent.load();
+  result.publish_errors = pub.errors.load();
+  result.elapsed_s = seconds_between(start, end);
+  result.publish_s = seconds_between(start, publish_end);
+  result.deliver_s = seconds_between(start, last_delivery);
+  result.latency = summarize_latency(latencies);
+  if (cfg.json)
+    print_json(stdout, cfg, result);
+  else
+    print_table(stdout, cfg, result);
+  std::fflush(stdout);
+
+  for (auto& session : publishers)
+    session->close(2s);
+  for (auto& sub : subs)
+    sub->session->close(2s);
+  if (broken) {
+    std::fprintf(stderr, "tinybroker-bench: a stream to %s ended early\n",
+                 cfg.server.c_str());
+    return exit_usage;
+  }
+  bool complete = !result.timed_out && result.missing == 0 &&
+                  result.dropped == 0 && result.publish_errors == 0;
+  return complete ? exit_ok : exit_lost;
+}
+
+} // namespace tb::bench
