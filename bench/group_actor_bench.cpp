@@ -82,12 +82,9 @@ public:
 std::vector<message_ref> make_messages(std::size_t count) {
   std::vector<message_ref> result;
   for (std::size_t i = 0; i < count; ++i) {
-    auto record = std::make_shared<message_record>();
-    record->id = i + 1;
-    record->topic = "jobs.eu.created";
-    record->payload.assign(128, 'x');
-    record->key = "k" + std::to_string(i % 64);
-    result.push_back(message_ref{std::move(record)});
+    result.push_back(message_record::make(i + 1, 0, "jobs.eu.created",
+                                          std::string(128, 'x'),
+                                          "k" + std::to_string(i % 64)));
   }
   return result;
 }

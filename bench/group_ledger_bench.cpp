@@ -31,11 +31,8 @@ std::vector<tb::message_ref> make_messages(std::size_t count) {
   std::vector<tb::message_ref> result;
   result.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    auto record = std::make_shared<tb::message_record>();
-    record->id = i + 1;
-    record->topic = "orders.eu.created";
-    record->payload.assign(128, 'x');
-    result.push_back(tb::message_ref{std::move(record)});
+    result.push_back(tb::message_record::make(i + 1, 0, "orders.eu.created",
+                                              std::string(128, 'x')));
   }
   return result;
 }
