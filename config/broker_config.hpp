@@ -135,6 +135,9 @@ struct broker_config {
   bool reflection = true;
   /// The actor scheduler's worker threads; 0 = the number of cores.
   std::size_t worker_threads = 0;
+  /// The actor scheduler: "sharing" (one queue; idle workers wake at once)
+  /// or "stealing" (a queue per worker; idle workers poll and sleep).
+  std::string scheduler = "sharing";
   /// Bounds on messages, topics, batches and sessions.
   limits_config limits;
   /// Whether joining an unknown group creates it with `group_defaults`.
@@ -150,11 +153,13 @@ struct broker_config {
 /// Returns true if `x` and `y` are equal in every member, `source` included.
 inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.shutdown_grace, x.topic_idle_timeout,
-                  x.health_service, x.reflection, x.worker_threads, x.limits,
-                  x.auto_create_groups, x.group_defaults, x.groups, x.source) ==
+                  x.health_service, x.reflection, x.worker_threads, x.scheduler,
+                  x.limits, x.auto_create_groups, x.group_defaults, x.groups,
+                  x.source) ==
          std::tie(y.listen, y.log_level, y.shutdown_grace, y.topic_idle_timeout,
-                  y.health_service, y.reflection, y.worker_threads, y.limits,
-                  y.auto_create_groups, y.group_defaults, y.groups, y.source);
+                  y.health_service, y.reflection, y.worker_threads, y.scheduler,
+                  y.limits, y.auto_create_groups, y.group_defaults, y.groups,
+                  y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

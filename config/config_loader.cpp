@@ -292,6 +292,10 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"shutdown_grace", r.duration(cfg.shutdown_grace, 0)},
        {"topic_idle_timeout", r.duration(cfg.topic_idle_timeout, 1)},
        {"worker_threads", r.count(cfg.worker_threads, 0, 1024)},
+       {"scheduler", r.text(cfg.scheduler, "\"sharing\" or \"stealing\"",
+                            [](std::string_view t) {
+                              return t == "sharing" || t == "stealing";
+                            })},
        {"limits", limits},
        {"observability", observability},
        {"groups", groups}},
@@ -365,10 +369,11 @@ std::string describe(const broker_config& cfg) {
   const auto& l = cfg.limits;
   os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "
      << cfg.log_level << ", worker_threads " << cfg.worker_threads
-     << (cfg.worker_threads == 0 ? " (one per core)" : "")
-     << ", shutdown_grace " << ms(cfg.shutdown_grace) << ", topic_idle_timeout "
-     << ms(cfg.topic_idle_timeout) << ", health_service " << cfg.health_service
-     << ", reflection " << cfg.reflection
+     << (cfg.worker_threads == 0 ? " (one per core)" : "") << ", scheduler "
+     << cfg.scheduler << ", shutdown_grace " << ms(cfg.shutdown_grace)
+     << ", topic_idle_timeout " << ms(cfg.topic_idle_timeout)
+     << ", health_service " << cfg.health_service << ", reflection "
+     << cfg.reflection
      << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
      << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
      << " tokens per topic, " << l.max_publish_batch << "/publish, "

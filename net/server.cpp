@@ -27,8 +27,13 @@ constexpr int max_grpc_message_bytes = 64 << 20;
 // The CAF configuration of a broker.
 class system_config : public caf::actor_system_config {
 public:
-  explicit system_config(std::size_t worker_threads) {
+  system_config(std::size_t worker_threads, const std::string& scheduler) {
     tb::add_message_types(*this);
+    // CAF names work stealing "stealing"; the loader allows nothing else.
+    if (scheduler == "stealing")
+      set("scheduler.policy", caf::atom("stealing"));
+    else
+      set("scheduler.policy", caf::atom("sharing"));
     auto threads = worker_threads != 0
                        ? worker_threads
                        : std::max(2u, std::thread::hardware_concurrency());
@@ -47,7 +52,8 @@ broker_server::~broker_server() {
 }
 
 error_info broker_server::start() {
-  system_config_ = std::make_unique<system_config>(cfg_.worker_threads);
+  system_config_ =
+      std::make_unique<system_config>(cfg_.worker_threads, cfg_.scheduler);
   system_ = std::make_unique<caf::actor_system>(*system_config_);
   broker_context ctx;
   ctx.limits = cfg_.limits;
@@ -148,11 +154,11 @@ void broker_server::stop() {
         .receive(
             [](const std::vector<group_info>& groups) {
               for (auto& g : groups)
-                log::info("group \"" + g.name + "\" still held " +
-                          std::to_string(g.counters.pending +
-                                         g.counters.in_flight) +
-                          " messages (" + std::to_string(g.counters.in_flight) +
-                          " in flight); they are dropped");
+                log::info(
+                    "group \"" + g.name + "\" still held " +
+                    std::to_string(g.counters.pending + g.counters.in_flight) +
+                    " messages (" + std::to_string(g.counters.in_flight) +
+                    " in flight); they are dropped");
             },
             [](caf::error&) {
               log::warn("the groups did not report at stop");

@@ -54,6 +54,7 @@ log_level = "debug"
 shutdown_grace = "250ms"
 topic_idle_timeout = "2m"
 worker_threads = 3
+scheduler = "stealing"
 [limits]
 max_message_bytes = "2MiB"
 max_topic_bytes = 100
@@ -93,6 +94,7 @@ policy = "round_robin"
   want.shutdown_grace = 250ms;
   want.topic_idle_timeout = 2min;
   want.worker_threads = 3;
+  want.scheduler = "stealing";
   want.limits = {2u << 20, 100, 8, 10, 11, 12, 1u << 30, 13, 14};
   want.health_service = false;
   want.reflection = false;
@@ -132,6 +134,8 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
       {"worker_threads = -1", "t.toml:1:", "worker_threads: got -1",
        "expected an integer from 0 to 1024"},
       {"worker_threads = true", "t.toml:1:", "got a boolean", "0 to 1024"},
+      {"scheduler = \"fast\"", "t.toml:1:", "scheduler: got \"fast\"",
+       "expected \"sharing\" or \"stealing\""},
       {"limits = 5", "t.toml:1:", "limits: got 5", "expected a table"},
       {"[limits]\nmax_publish_batch = 0", "t.toml:2:",
        "limits.max_publish_batch: got 0", "expected an integer from 1"},
