@@ -143,18 +143,9 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
   bool published =
       run_publishers(publishers, cfg, topics, start, deadline, slowest, pub);
   auto publish_end = now_ns();
-  auto all_finished = [&] {
-    return std::all_of(subs.begin(), subs.end(),
-                       [](auto& s) { return s->finished.load(); });
-  };
-  while (!all_finished() && now_ns() < deadline && !pub.broken)
-    std::this_thread::sleep_for(2ms);
-  result.timed_out = !all_finished() || (!published && !pub.broken);
-  auto end = now_ns();
-  stop_subscribers = true;
-  for (auto& sub : subs)
-    sub->thread.join();
-  progress.stop();
+  auto [timed_out, end] = finish_consumers(subs, deadline, published, pub,
+                                           stop_subscribers, progress);
+  result.timed_out = timed_out;
 
   bool broken = pub.broken;
   int64_t last_delivery = start;

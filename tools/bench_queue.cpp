@@ -182,18 +182,9 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   bool published =
       run_publishers(publishers, cfg, topics, start, deadline, acked, pub);
   auto publish_end = now_ns();
-  auto all_finished = [&] {
-    return std::all_of(workers.begin(), workers.end(),
-                       [](auto& w) { return w->finished.load(); });
-  };
-  while (!all_finished() && now_ns() < deadline && !pub.broken)
-    std::this_thread::sleep_for(2ms);
-  result.timed_out = !all_finished() || (!published && !pub.broken);
-  auto end = now_ns();
-  stop_workers = true;
-  for (auto& w : workers)
-    w->thread.join();
-  progress.stop();
+  auto [timed_out, end] = finish_consumers(workers, deadline, published, pub,
+                                           stop_workers, progress);
+  result.timed_out = timed_out;
 
   bool broken = pub.broken;
   int64_t last_ack = start;

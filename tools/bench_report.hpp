@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace tb::client {
@@ -231,6 +233,33 @@ private:
   bool stop_ = false;
   std::thread thread_;
 };
+
+/// Waits until every consumer (a pointer to something with an atomic
+/// `finished` and a `thread`) finished, `deadline_ns` passed or the
+/// publishers broke; then sets `stop`, joins the consumers' threads and
+/// stops `progress`. Returns whether the run timed out and when the wait
+/// ended (now_ns()).
+template <class Consumers>
+std::pair<bool, int64_t>
+finish_consumers(Consumers& consumers, int64_t deadline_ns, bool published,
+                 const publish_stats& pub, std::atomic<bool>& stop,
+                 progress_printer& progress) {
+  auto all_finished = [&] {
+    for (auto& c : consumers)
+      if (!c->finished.load())
+        return false;
+    return true;
+  };
+  while (!all_finished() && now_ns() < deadline_ns && !pub.broken)
+    std::this_thread::sleep_for(std::chrono::milliseconds{2});
+  auto timed_out = !all_finished() || (!published && !pub.broken);
+  auto end = now_ns();
+  stop = true;
+  for (auto& c : consumers)
+    c->thread.join();
+  progress.stop();
+  return {timed_out, end};
+}
 
 /// Exit code: every message delivered as promised.
 inline constexpr int exit_ok = 0;
