@@ -91,13 +91,7 @@ bool start_subscriber(client::connection& conn, subscriber& sub,
   sub.session = conn.open_session();
   if (!sub.session->subscribe(subscription_id, pattern, "", 1))
     return false;
-  std::vector<pb::ServerFrame> skipped;
-  auto done = sub.session->wait_for(pb::ServerFrame::kSubscribed, 5s, &skipped);
-  for (auto& frame : skipped)
-    if (frame.has_error())
-      std::fprintf(stderr, "tinybroker-bench: subscribe refused: %s\n",
-                   frame.error().error().message().c_str());
-  return done.has_value();
+  return await_subscribed(*sub.session, "subscribe");
 }
 
 } // namespace

@@ -225,6 +225,17 @@ open_publishers(client::connection& conn, const run_config& cfg) {
   return sessions;
 }
 
+bool await_subscribed(client::session& session, const char* what) {
+  std::vector<tinybroker::v1::ServerFrame> skipped;
+  auto done = session.wait_for(tinybroker::v1::ServerFrame::kSubscribed,
+                               std::chrono::seconds{5}, &skipped);
+  for (auto& frame : skipped)
+    if (frame.has_error())
+      std::fprintf(stderr, "tinybroker-bench: %s refused: %s\n", what,
+                   frame.error().error().message().c_str());
+  return done.has_value();
+}
+
 bool run_publishers(std::vector<std::unique_ptr<client::session>>& sessions,
                     const run_config& cfg, const topic_plan& topics,
                     int64_t start_ns, int64_t deadline_ns,

@@ -131,13 +131,7 @@ bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
   w.session = conn.open_session();
   if (!w.session->join(subscription_id, group, pattern, cfg.max_in_flight, 1))
     return false;
-  std::vector<pb::ServerFrame> skipped;
-  auto done = w.session->wait_for(pb::ServerFrame::kSubscribed, 5s, &skipped);
-  for (auto& frame : skipped)
-    if (frame.has_error())
-      std::fprintf(stderr, "tinybroker-bench: join refused: %s\n",
-                   frame.error().error().message().c_str());
-  return done.has_value();
+  return await_subscribed(*w.session, "join");
 }
 
 } // namespace

@@ -189,6 +189,10 @@ private:
   std::vector<bool> seen_;
 };
 
+/// Waits up to 5 s for `session`'s Subscribed frame; prints any refusal
+/// as `tinybroker-bench: <what> refused: ...`. False if none came.
+bool await_subscribed(client::session& session, const char* what);
+
 /// Opens cfg.publishers sessions; empty if the broker is unreachable.
 std::vector<std::unique_ptr<client::session>>
 open_publishers(client::connection& conn, const run_config& cfg);
