@@ -56,7 +56,7 @@ TEST_F(CliGroupsTest, CreateListAndDeleteAGroupWithJson) {
                           "--dead-letter",
                           "$dlq.elsewhere",
                           "--policy",
-                          "round_robin"});
+                          "key_hash"});
   ASSERT_EQ(code, 0) << out;
   auto created = parse_json(out);
   auto settings = created.fields().at("settings").struct_value().fields();
@@ -68,7 +68,7 @@ TEST_F(CliGroupsTest, CreateListAndDeleteAGroupWithJson) {
   EXPECT_EQ(settings["max_pending_bytes"].number_value(), 65536);
   EXPECT_EQ(settings["overflow"].string_value(), "drop_oldest");
   EXPECT_EQ(settings["dead_letter"].string_value(), "$dlq.elsewhere");
-  EXPECT_EQ(settings["policy"].string_value(), "round_robin");
+  EXPECT_EQ(settings["policy"].string_value(), "key_hash");
 
   std::tie(code, out) = cli({"pub", "custom.job", "x", "--count", "2"});
   ASSERT_EQ(code, 0) << out;
@@ -116,6 +116,12 @@ TEST_F(CliGroupsTest, CreateRefusesBadSettingsNamingThem) {
   std::tie(code, out) = cli({"groups", "create", "g", "--pattern", "other.>"});
   EXPECT_EQ(code, 1) << out;
   EXPECT_NE(out.find("FAILED_PRECONDITION"), std::string::npos) << out;
+  std::tie(code, out) =
+      cli({"groups", "create", "h", "--pattern", "h.>", "--policy", "no_such"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("INVALID_ARGUMENT"), std::string::npos) << out;
+  EXPECT_NE(out.find("unknown policy \"no_such\""), std::string::npos) << out;
+  EXPECT_NE(out.find("least_loaded"), std::string::npos) << out;
 }
 
 TEST_F(CliGroupsTest, TwoWorkersShareTheWorkAndAckIt) {
