@@ -157,17 +157,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
                      sub->latencies.end());
     sub->latencies = {};
   }
-  result.sent = pub.sent.load();
-  result.publish_errors = pub.errors.load();
-  result.elapsed_s = seconds_between(start, end);
-  result.publish_s = seconds_between(start, publish_end);
-  result.deliver_s = seconds_between(start, last_delivery);
-  result.latency = summarize_latency(latencies);
-  if (cfg.json)
-    print_json(stdout, cfg, result);
-  else
-    print_table(stdout, cfg, result);
-  std::fflush(stdout);
+  report(cfg, pub, {start, publish_end, last_delivery, end}, latencies, result);
 
   for (auto& session : publishers)
     session->close(2s);

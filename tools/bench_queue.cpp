@@ -201,17 +201,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
       result.duplicates += n - 1u;
   }
   result.duplicates += seen.foreign.load();
-  result.sent = pub.sent.load();
-  result.publish_errors = pub.errors.load();
-  result.elapsed_s = seconds_between(start, end);
-  result.publish_s = seconds_between(start, publish_end);
-  result.deliver_s = seconds_between(start, last_ack);
-  result.latency = summarize_latency(latencies);
-  if (cfg.json)
-    print_json(stdout, cfg, result);
-  else
-    print_table(stdout, cfg, result);
-  std::fflush(stdout);
+  report(cfg, pub, {start, publish_end, last_ack, end}, latencies, result);
 
   for (auto& session : publishers)
     session->close(2s);

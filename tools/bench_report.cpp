@@ -170,6 +170,22 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
   row("result", r.timed_out ? "timed out" : "finished");
 }
 
+void report(const run_config& cfg, const publish_stats& pub,
+            const run_times& times, std::vector<int64_t>& latencies,
+            run_result& r) {
+  r.sent = pub.sent.load();
+  r.publish_errors = pub.errors.load();
+  r.elapsed_s = seconds_between(times.start, times.end);
+  r.publish_s = seconds_between(times.start, times.publish_end);
+  r.deliver_s = seconds_between(times.start, times.last_delivery);
+  r.latency = summarize_latency(latencies);
+  if (cfg.json)
+    print_json(stdout, cfg, r);
+  else
+    print_table(stdout, cfg, r);
+  std::fflush(stdout);
+}
+
 void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
   bool queue = cfg.kind == scenario_kind::queue;
   char consumers[96];

@@ -315,4 +315,23 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r);
 /// Prints the result as one JSON object on one line.
 void print_json(std::FILE* out, const run_config& cfg, const run_result& r);
 
+/// The times of a run, as now_ns() values.
+struct run_times {
+  /// When publishing started.
+  int64_t start = 0;
+  /// When the last publish was confirmed.
+  int64_t publish_end = 0;
+  /// When the last message arrived (or was acked).
+  int64_t last_delivery = 0;
+  /// When the wait for the consumers ended.
+  int64_t end = 0;
+};
+
+/// Completes `r` with the publishers' counts, the times and the latency
+/// percentiles of `latencies`, and prints it (JSON with cfg.json, else a
+/// table) to stdout.
+void report(const run_config& cfg, const publish_stats& pub,
+            const run_times& times, std::vector<int64_t>& latencies,
+            run_result& r);
+
 } // namespace tb::bench
