@@ -66,6 +66,13 @@ void fill_publish(pb::ClientFrame& frame) {
   }
 }
 
+// Reports `batch` messages and `wire`'s bytes per iteration.
+void count_frames(benchmark::State& state, const std::string& wire) {
+  state.SetItemsProcessed(state.iterations() * batch);
+  state.SetBytesProcessed(state.iterations() *
+                          static_cast<int64_t>(wire.size()));
+}
+
 // Returns the wire bytes of a frame made by `fill`.
 template <class Frame, class Fill>
 std::string encoded(Fill fill) {
@@ -84,9 +91,7 @@ void BM_BuildSerialize(benchmark::State& state) {
     frame.SerializeToString(&wire);
     benchmark::DoNotOptimize(wire.data());
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // Builds a frame on a reused arena and serializes it.
@@ -103,9 +108,7 @@ void BM_BuildSerializeArena(benchmark::State& state) {
     benchmark::DoNotOptimize(wire.data());
     arena.Reset();
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // Serializes an already built frame: the encoding alone.
@@ -118,9 +121,7 @@ void BM_SerializeOnly(benchmark::State& state) {
     frame.SerializeToString(&wire);
     benchmark::DoNotOptimize(wire.data());
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // Parses a frame into a fresh heap message and destroys it: what the
@@ -133,9 +134,7 @@ void BM_Parse(benchmark::State& state) {
     bool ok = frame.ParseFromString(wire);
     benchmark::DoNotOptimize(ok);
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // Parses a frame into one heap message reused across frames (Clear keeps
@@ -148,9 +147,7 @@ void BM_ParseReused(benchmark::State& state) {
     bool ok = frame.ParseFromString(wire);
     benchmark::DoNotOptimize(ok);
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // Parses a frame into a message on a reused arena.
@@ -166,9 +163,7 @@ void BM_ParseArena(benchmark::State& state) {
     benchmark::DoNotOptimize(ok);
     arena.Reset();
   }
-  state.SetItemsProcessed(state.iterations() * batch);
-  state.SetBytesProcessed(state.iterations() *
-                          static_cast<int64_t>(wire.size()));
+  count_frames(state, wire);
 }
 
 // ServerFrame: 256 deliveries, broker -> subscriber.
