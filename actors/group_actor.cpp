@@ -1,5 +1,7 @@
 #include "actors/group_actor.hpp"
 
+#include "config/group_checks.hpp"
+
 #include <algorithm>
 
 #include "actors/policies/round_robin_policy.hpp"
@@ -32,8 +34,46 @@ void schedule_tick(group_pointer self) {
   self->delayed_send(self, tick_interval(st.settings), tick_atom_v);
 }
 
+// Sets header `name` to `value`, replacing an earlier value.
+void set_header(header_list& headers, std::string_view name,
+                std::string value) {
+  for (auto& [key, old] : headers)
+    if (key == name) {
+      old = std::move(value);
+      return;
+    }
+  headers.emplace_back(std::string{name}, std::move(value));
+}
+
+// Returns the value of header `name`, or nothing.
+const std::string* find_header(const header_list& headers,
+                               std::string_view name) {
+  for (auto& [key, value] : headers)
+    if (key == name)
+      return &value;
+  return nullptr;
+}
+
+// Returns true if `path` (the groups a dead letter passed through, joined
+// by ',') names `group`.
+bool path_names(std::string_view path, std::string_view group) {
+  while (!path.empty()) {
+    auto comma = path.find(',');
+    if (path.substr(0, comma) == group)
+      return true;
+    if (comma == std::string_view::npos)
+      break;
+    path.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
 // Publishes a message that leaves the group unacked to the dead letter
-// topic, with headers saying where it came from and why.
+// topic, with headers saying where it came from and why. A dead letter that
+// is dead-lettered again keeps its first original topic and id; one that
+// already passed through this group is dropped instead, so that groups
+// whose dead letter topics match each other's patterns cannot loop
+// (docs/semantics.md).
 void dead_letter(group_pointer self, const group_ledger::held& held,
                  const char* reason) {
   auto& st = self->state;
@@ -43,12 +83,23 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
   }
   auto& original = *held.msg;
   auto headers = original.headers();
-  headers.emplace_back("x-tinybroker-original-topic", original.topic());
-  headers.emplace_back("x-tinybroker-original-id",
-                       std::to_string(original.id()));
-  headers.emplace_back("x-tinybroker-group", st.group);
-  headers.emplace_back("x-tinybroker-attempts", std::to_string(held.attempts));
-  headers.emplace_back("x-tinybroker-reason", reason);
+  auto* path = find_header(headers, dead_letter_headers::path);
+  if (path != nullptr && path_names(*path, st.group)) {
+    ++st.counters.dropped;
+    return;
+  }
+  auto new_path = path == nullptr ? st.group : *path + "," + st.group;
+  if (find_header(headers, dead_letter_headers::original_topic) == nullptr) {
+    headers.emplace_back(dead_letter_headers::original_topic,
+                         std::string{original.topic()});
+    headers.emplace_back(dead_letter_headers::original_id,
+                         std::to_string(original.id()));
+  }
+  set_header(headers, dead_letter_headers::group, st.group);
+  set_header(headers, dead_letter_headers::attempts,
+             std::to_string(held.attempts));
+  set_header(headers, dead_letter_headers::reason, reason);
+  set_header(headers, dead_letter_headers::path, std::move(new_path));
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
@@ -305,11 +356,6 @@ group_info info(const group_state& st) {
 }
 
 } // namespace
-
-std::string dead_letter_topic(const std::string& name,
-                              const group_settings& settings) {
-  return settings.dead_letter.empty() ? "$dlq." + name : settings.dead_letter;
-}
 
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,

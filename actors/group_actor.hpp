@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <caf/stateful_actor.hpp>
 
@@ -71,16 +72,30 @@ using group_pointer = group_actor::stateful_pointer<group_state>;
 /// for a particular member (key_hash); bounds the work of one round.
 constexpr std::size_t policy_lookahead = 1024;
 
+/// The headers a group adds to a message it dead-letters (spec 6).
+namespace dead_letter_headers {
+/// The topic the message was first published to; kept when a dead letter is
+/// dead-lettered again.
+inline constexpr std::string_view original_topic =
+    "x-tinybroker-original-topic";
+/// The id of the message as first published; kept like `original_topic`.
+inline constexpr std::string_view original_id = "x-tinybroker-original-id";
+/// The group that dead-lettered it last.
+inline constexpr std::string_view group = "x-tinybroker-group";
+/// The attempts that group made.
+inline constexpr std::string_view attempts = "x-tinybroker-attempts";
+/// Why: `rejected` or `max_deliveries`.
+inline constexpr std::string_view reason = "x-tinybroker-reason";
+/// Every group that dead-lettered it, in order, joined by ','; a group never
+/// dead-letters a message twice (it drops it instead), so loops end.
+inline constexpr std::string_view path = "x-tinybroker-dead-letter-path";
+} // namespace dead_letter_headers
+
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,
                                             group_settings settings,
                                             group_context ctx);
-
-/// Returns the dead letter topic of a group: its `dead_letter` setting, or
-/// `$dlq.<name>` when that is empty.
-std::string dead_letter_topic(const std::string& name,
-                              const group_settings& settings);
 
 } // namespace tb

@@ -148,6 +148,8 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   st.auto_create_groups = settings.auto_create_groups;
   st.group_defaults = settings.group_defaults;
   st.names = settings.session_context.names();
+  st.max_topics = settings.session_context.limits.max_topics;
+  st.max_groups = settings.session_context.limits.max_groups;
   auto session_ctx = settings.session_context;
   session_ctx.router = caf::actor_cast<router_actor>(self);
   st.group_ctx.message_ids = session_ctx.ids;
@@ -176,7 +178,15 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   });
   return {
       [self](resolve_atom, const std::string& name,
-             session_actor session) -> caf::delegated<route_ref> {
+             session_actor session) -> caf::result<route_ref> {
+        auto& st = self->state;
+        if (st.topics.size() >= st.max_topics && st.topics.count(name) == 0)
+          return make_caf_error(
+              ec::limit_exceeded,
+              "topic \"" + name +
+                  "\" would be one more than limits.max_topics = " +
+                  std::to_string(st.max_topics) +
+                  " live topics (idle topics expire after topic_idle_timeout)");
         auto topic = topic_for(self, name);
         return self->delegate(topic, attach_atom_v, std::move(session));
       },

@@ -93,6 +93,10 @@ struct router_state {
   group_settings group_defaults;
   /// Limits of topic and pattern names.
   name_limits names;
+  /// The most live topics (`limits.max_topics`).
+  std::size_t max_topics = SIZE_MAX;
+  /// The most groups (`limits.max_groups`).
+  std::size_t max_groups = SIZE_MAX;
   /// The live topic names as a token trie, for matching new patterns.
   topic_tree topic_index;
   /// The next subscription key.

@@ -8,32 +8,35 @@
 #include "actors/router_actor.hpp"
 #include "actors/routing/pattern.hpp"
 #include "actors/routing/topic.hpp"
+#include "config/group_checks.hpp"
 
 namespace tb {
 
 namespace {
 
-// Returns why `settings` cannot make a group named `name`, or no error.
+// Returns why `settings` cannot make a group named `name` (every problem,
+// each naming the group), or no error.
 error_info check_group(const std::string& name, const group_settings& s,
                        const name_limits& limits) {
-  if (auto err = validate_group_name(name))
-    return err;
-  if (auto err = validate_pattern(s.pattern, limits))
-    return err;
-  if (!policy_registry::contains(s.policy))
-    return make_error_info(
-        ec::invalid_request,
-        "group \"" + name + "\": unknown policy \"" + s.policy +
-            "\" (known: " + policy_registry::names_text() + ")");
-  if (s.ack_wait.count() <= 0)
-    return make_error_info(ec::invalid_request,
-                           "group \"" + name + "\": ack_wait must be > 0");
-  if (!s.dead_letter.empty() && s.dead_letter != "none")
-    if (auto err = validate_topic(s.dead_letter, limits))
-      return make_error_info(ec::invalid_topic,
-                             "group \"" + name +
-                                 "\": dead_letter: " + err.text);
-  return {};
+  const policy_names policies{
+      [](const std::string& x) { return policy_registry::contains(x); },
+      policy_registry::names_text()};
+  auto problems = check_group_settings(name, s, limits, policies);
+  if (problems.empty())
+    return {};
+  auto text = "group \"" + name + "\": " + problems.front().error.text;
+  for (size_t i = 1; i < problems.size(); ++i)
+    text += "; " + problems[i].error.text;
+  return make_error_info(problems.front().error.code, text);
+}
+
+// Returns a limit_exceeded error if the router holds `max_groups` groups.
+error_info check_group_count(const router_state& st) {
+  if (st.groups.size() < st.max_groups)
+    return {};
+  return make_error_info(ec::limit_exceeded,
+                         "the broker holds limits.max_groups = " +
+                             std::to_string(st.max_groups) + " groups");
 }
 
 // Spawns a group, enters it in the trie and in every matching topic, and
@@ -86,6 +89,8 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
                               i->second.settings.pattern +
                               "\" and other settings");
   }
+  if (auto err = check_group_count(st))
+    return make_caf_error(err.code, "group \"" + name + "\": " + err.text);
   auto promise = self->make_response_promise<group_info>();
   auto info = group_info{name, settings, {}};
   spawn_group(
@@ -124,7 +129,11 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
   }
   auto settings = st.group_defaults;
   settings.pattern = std::move(pattern);
-  if (auto err = check_group(name, settings, st.names)) {
+  auto err = check_group(name, settings, st.names);
+  if (!err)
+    if ((err = check_group_count(st)))
+      err.text = "group \"" + name + "\": " + err.text;
+  if (err) {
     promise.deliver(make_caf_error(err.code, err.text));
     return promise;
   }

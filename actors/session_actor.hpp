@@ -64,6 +64,8 @@ struct publish_job {
   std::vector<publish_outcome> outcomes;
   /// Routes resolved for this job (in case the cache evicts them early).
   std::unordered_map<std::string, route_ref> resolved;
+  /// Why a topic's route lookup failed, by topic (e.g. limits.max_topics).
+  std::unordered_map<std::string, error_info> lookup_errors;
   /// Route lookups still outstanding.
   size_t pending_lookups = 0;
   /// Groups that have not answered yet whether they hold the messages.
@@ -76,6 +78,9 @@ struct membership {
   std::string group;
   /// The group, once joined.
   group_actor handle;
+  /// The unacked deliveries this membership may hold: its share of
+  /// `limits.max_in_flight_per_session`.
+  uint32_t max_in_flight = 0;
   /// Deliveries that arrived before the join was confirmed: the group
   /// dispatches as soon as it has the member, while the confirmation takes
   /// the longer way through the router. Written after the Subscribed frame.

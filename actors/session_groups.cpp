@@ -1,6 +1,7 @@
 // The consumer-group side of a session actor: joining and leaving groups,
 // taking their deliveries, and forwarding the client's answers.
 
+#include <algorithm>
 #include <cctype>
 
 #include "actors/routing/topic.hpp"
@@ -71,11 +72,27 @@ void join_group(session_pointer self, uint64_t request_id,
     queue_error(self, request_id, "subscribe", id, err);
     return;
   }
-  auto spec = member_spec{id,
-                          req.max_in_flight() != 0 ? req.max_in_flight()
-                                                   : default_max_in_flight,
-                          {req.tags().begin(), req.tags().end()}};
-  st.memberships.emplace(id, membership{req.group(), {}, {}});
+  // Every membership's max_in_flight is promised out of one budget per
+  // session (spec 7): a join gets what it asks for, at most what is left.
+  uint64_t promised = 0;
+  for (auto& [other_id, other] : st.memberships)
+    promised += other.max_in_flight;
+  auto budget = st.ctx.limits.max_in_flight_per_session;
+  if (promised >= budget) {
+    queue_error(self, request_id, "subscribe", id,
+                make_error_info(ec::limit_exceeded,
+                                "this session's memberships already hold "
+                                "limits.max_in_flight_per_session = " +
+                                    std::to_string(budget) +
+                                    " deliveries in flight"));
+    return;
+  }
+  uint32_t asked =
+      req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
+  auto granted =
+      static_cast<uint32_t>(std::min<uint64_t>(asked, budget - promised));
+  auto spec = member_spec{id, granted, {req.tags().begin(), req.tags().end()}};
+  st.memberships.emplace(id, membership{req.group(), {}, granted, {}});
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
                 req.pattern(), self_handle(self), std::move(spec))

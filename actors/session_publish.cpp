@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "actors/routing/topic.hpp"
 #include "actors/session_actor.hpp"
@@ -159,9 +161,13 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
     auto& msg = job->accepted[k];
     auto* route = find_route(st, *job, msg->topic());
     if (route == nullptr) {
-      job->outcomes[job->positions[k]].error = make_error_info(
-          ec::internal, "no route for topic \"" + std::string{msg->topic()} +
-                            "\" (the router failed)");
+      auto failed = job->lookup_errors.find(std::string{msg->topic()});
+      job->outcomes[job->positions[k]].error =
+          failed != job->lookup_errors.end()
+              ? failed->second
+              : make_error_info(ec::internal, "no route for topic \"" +
+                                                  std::string{msg->topic()} +
+                                                  "\" (the router failed)");
       continue;
     }
     if ((*route)->empty()) {
@@ -243,10 +249,14 @@ make_publish_job(session_state& st,
 
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
   auto& st = self->state;
-  std::unordered_set<std::string> missing;
+  // In the order of first appearance: the router creates topics in that
+  // order, so when limits.max_topics is reached, the later ones are refused.
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string> missing;
   for (auto& msg : job->accepted)
-    if (st.routes.find(msg->topic()) == nullptr)
-      missing.emplace(msg->topic());
+    if (st.routes.find(msg->topic()) == nullptr &&
+        seen.insert(msg->topic()).second)
+      missing.emplace_back(msg->topic());
   if (missing.empty()) {
     route_and_confirm(self, job);
     return;
@@ -264,8 +274,10 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
               if (--job->pending_lookups == 0)
                 route_and_confirm(self, job);
             },
-            [self, job](caf::error&) {
-              // The topic stays unresolved: its messages are refused below.
+            [self, job, topic](caf::error& err) {
+              // The topic stays unresolved: its messages are refused below
+              // with the router's reason (a limit, or a failure).
+              job->lookup_errors.emplace(topic, to_error_info(err));
               if (--job->pending_lookups == 0)
                 route_and_confirm(self, job);
             });

@@ -100,6 +100,13 @@ struct limits_config {
   std::size_t max_in_flight_per_session = 65536;
   /// The most deliveries the broker packs into one server frame.
   std::size_t max_frame_messages = 1024;
+  /// The most Session streams served at once; more end RESOURCE_EXHAUSTED.
+  std::size_t max_sessions = 10000;
+  /// The most consumer groups; creating or auto-creating more is refused.
+  std::size_t max_groups = 10000;
+  /// The most live topics; publishing to a new topic beyond it is refused
+  /// (idle topics expire after `topic_idle_timeout`).
+  std::size_t max_topics = 1'000'000;
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -107,11 +114,13 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
   return std::tie(x.max_message_bytes, x.max_topic_bytes, x.max_topic_tokens,
                   x.max_publish_batch, x.subscription_buffer,
                   x.max_subscriptions_per_session, x.max_session_buffered_bytes,
-                  x.max_in_flight_per_session, x.max_frame_messages) ==
+                  x.max_in_flight_per_session, x.max_frame_messages,
+                  x.max_sessions, x.max_groups, x.max_topics) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.subscription_buffer,
                   y.max_subscriptions_per_session, y.max_session_buffered_bytes,
-                  y.max_in_flight_per_session, y.max_frame_messages);
+                  y.max_in_flight_per_session, y.max_frame_messages,
+                  y.max_sessions, y.max_groups, y.max_topics);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

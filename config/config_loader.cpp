@@ -81,6 +81,20 @@ public:
   // The problems found, in file order.
   std::multimap<std::pair<uint32_t, uint32_t>, std::string> problems;
 
+  // A group table as read, for the checks that need the whole file first
+  // (the limits, the defaults).
+  struct group_table {
+    std::string name;
+    std::string path;
+    toml::value table;
+  };
+
+  // The declared groups, checked once the whole document is read.
+  std::vector<group_table> declared;
+
+  // The [groups.defaults] table, if the file has one.
+  std::optional<toml::value> defaults;
+
   // Records that `v` at `path` is not what was `expected`; the `problem`
   // defaults to what `v` is.
   void bad(const toml::value& v, const std::string& path,
@@ -97,7 +111,7 @@ public:
     auto loc = v.location();
     auto head = loc.file_name() + ":" + std::to_string(loc.line()) + ":" +
                 std::to_string(loc.column()) + ": " + path + ": " + problem +
-                "; expected " + expected;
+                (expected.empty() ? "" : "; expected " + expected);
     problems.emplace(std::pair{loc.line(), loc.column()},
                      toml::format_error(head, v, problem));
   }
@@ -248,15 +262,19 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
         r.count(lim.max_subscriptions_per_session, 1)},
        {"max_session_buffered_bytes", r.size(lim.max_session_buffered_bytes)},
        {"max_in_flight_per_session", r.count(lim.max_in_flight_per_session, 1)},
-       {"max_frame_messages", r.count(lim.max_frame_messages, 1)}});
+       {"max_frame_messages", r.count(lim.max_frame_messages, 1)},
+       {"max_sessions", r.count(lim.max_sessions, 1)},
+       {"max_groups", r.count(lim.max_groups, 1)},
+       {"max_topics", r.count(lim.max_topics, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});
   // The defaults first, wherever they are in the file: groups start from them.
   auto groups = [&](const toml::value& v, const std::string& path) {
-    if (v.is_table() && v.as_table().count("defaults") != 0)
-      r.group(cfg.group_defaults, false)(v.as_table().at("defaults"),
-                                         path + ".defaults");
+    if (v.is_table() && v.as_table().count("defaults") != 0) {
+      r.defaults = v.as_table().at("defaults");
+      r.group(cfg.group_defaults, false)(*r.defaults, path + ".defaults");
+    }
     auto declare = [&](const toml::value& g, const std::string& sub) {
       auto name = sub.substr(path.size() + 1);
       if (!is_name(name))
@@ -266,6 +284,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
       auto settings = cfg.group_defaults;
       r.group(settings, true)(g, sub);
       cfg.groups[name] = std::move(settings);
+      r.declared.push_back({name, sub, g});
     };
     auto skip = [](const toml::value&, const std::string&) {
     };
@@ -302,18 +321,84 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
       nullptr);
 }
 
+// Returns the value of `key` in `tbl` if it is a table that has one.
+const toml::value* find_key(const toml::value* tbl, const std::string& key) {
+  if (tbl == nullptr || !tbl->is_table() || tbl->as_table().count(key) == 0)
+    return nullptr;
+  return &tbl->as_table().at(key);
+}
+
+// Returns the config key of a group setting.
+std::string key_of(group_field field) {
+  switch (field) {
+  case group_field::pattern:
+    return "pattern";
+  case group_field::dead_letter:
+  case group_field::dead_letter_loop:
+    return "dead_letter";
+  case group_field::policy:
+    return "policy";
+  case group_field::ack_wait:
+    return "ack_wait";
+  default:
+    return {};
+  }
+}
+
+// Checks the group defaults and every declared group against the rules of
+// spec 6 (config/group_checks.hpp), once the limits and defaults are known,
+// and reports each problem at the key that causes it: the group's own key,
+// else the inherited key in [groups.defaults].
+void check_groups(reader& r, const broker_config& cfg,
+                  const policy_names& policies) {
+  name_limits limits{cfg.limits.max_topic_bytes, cfg.limits.max_topic_tokens};
+  const toml::value* defaults = r.defaults ? &*r.defaults : nullptr;
+  auto report = [&r](const toml::value& at, const std::string& path,
+                     const group_problem& p) {
+    r.bad(at, path, "", p.error.text);
+  };
+  if (defaults != nullptr)
+    for (auto& p :
+         check_group_settings("defaults", cfg.group_defaults, limits, policies))
+      if (auto* v = find_key(defaults, key_of(p.field)))
+        report(*v, "groups.defaults." + key_of(p.field), p);
+  for (auto& g : r.declared) {
+    auto& settings = cfg.groups.at(g.name);
+    for (auto& p : check_group_settings(g.name, settings, limits, policies)) {
+      auto key = key_of(p.field);
+      if (key.empty())
+        continue; // the name was reported when the group was read
+      auto inherited = find_key(defaults, key) != nullptr;
+      if (auto* own = find_key(&g.table, key))
+        report(*own, g.path + "." + key, p);
+      else if (p.field == group_field::dead_letter_loop || !inherited)
+        report(g.table, g.path, p);
+      // else: a bad inherited value, reported at [groups.defaults] once
+    }
+  }
+  if (r.declared.size() > cfg.limits.max_groups) {
+    auto& first_beyond = r.declared[cfg.limits.max_groups];
+    r.bad(first_beyond.table, first_beyond.path,
+          "at most limits.max_groups = " +
+              std::to_string(cfg.limits.max_groups) + " groups",
+          std::to_string(r.declared.size()) + " groups are declared");
+  }
+}
+
 } // namespace
 
 // -- public functions ---------------------------------------------------------
 
 load_result load_config_string(std::string_view toml_text,
-                               const std::string& name) {
+                               const std::string& name,
+                               const policy_names& policies) {
   try {
     std::istringstream in{std::string(toml_text)};
     auto root = toml::parse(in, name);
     reader r;
     broker_config cfg;
     read_document(r, root, cfg);
+    check_groups(r, cfg, policies);
     cfg.source = name;
     if (r.problems.empty())
       return cfg;
@@ -330,11 +415,12 @@ load_result load_config_string(std::string_view toml_text,
   }
 }
 
-load_result load_config_file(const std::string& path) {
+load_result load_config_file(const std::string& path,
+                             const policy_names& policies) {
   try {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
-      return config_error{"cannot read config file " + path +
+      return config_error{"cannot open config file " + path +
                           ": it is a directory"};
     std::ifstream in(path, std::ios::binary);
     if (!in)
@@ -343,10 +429,10 @@ load_result load_config_file(const std::string& path) {
     std::ostringstream text;
     text << in.rdbuf();
     if (in.bad())
-      return config_error{"cannot read config file " + path};
-    return load_config_string(text.str(), path);
+      return config_error{"cannot open config file " + path + ": read error"};
+    return load_config_string(text.str(), path, policies);
   } catch (const std::exception& e) {
-    return config_error{"cannot read config file " + path + ": " + e.what()};
+    return config_error{"cannot open config file " + path + ": " + e.what()};
   }
 }
 
@@ -382,7 +468,9 @@ std::string describe(const broker_config& cfg) {
      << l.max_subscriptions_per_session << " subscriptions, "
      << l.max_in_flight_per_session << " in flight, "
      << format_scaled(l.max_session_buffered_bytes, size_units)
-     << " buffered\ngroups: auto_create " << cfg.auto_create_groups << ", "
+     << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
+     << " groups, " << l.max_topics << " topics"
+     << "\ngroups: auto_create " << cfg.auto_create_groups << ", "
      << cfg.groups.size() << " declared";
   group("group defaults", cfg.group_defaults);
   for (const auto& [name, g] : cfg.groups)

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "config/broker_config.hpp"
+#include "config/group_checks.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -75,12 +76,18 @@ private:
 };
 
 /// Loads the TOML file at `path`; `source` of the result is `path`.
-load_result load_config_file(const std::string& path);
+/// Declared groups are checked as CreateGroup checks them
+/// (`check_group_settings`), with `policies` naming the registered group
+/// policies (by default any policy name passes). A file that cannot be read
+/// gives `cannot open config file PATH: REASON`.
+load_result load_config_file(const std::string& path,
+                             const policy_names& policies = {});
 
-/// Loads TOML from `toml_text`; `name` stands for the file in messages and
-/// becomes `source` of the result.
+/// Loads TOML from `toml_text` like `load_config_file`; `name` stands for
+/// the file in messages and becomes `source` of the result.
 load_result load_config_string(std::string_view toml_text,
-                               const std::string& name);
+                               const std::string& name,
+                               const policy_names& policies = {});
 
 // -- value syntax: inline, so command-line flags can use it too -------------
 

@@ -4,14 +4,19 @@
 
 #include "net/broker_main.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <string>
+#include <thread>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
+#include "actors/policy_registry.hpp"
 #include "config/config_loader.hpp"
 #include "net/log.hpp"
 #include "net/server.hpp"
@@ -48,6 +53,20 @@ std::string allocator_name() {
   return std::string{"jemalloc "} + version;
 }
 
+// Ends the process with status 0 at `deadline` if it still runs then: spec 9
+// bounds the shutdown whatever the clients do, so a stop that hangs (a bug)
+// must not hang a supervisor's stop too. Nothing of the process's state is
+// touched: the logger may already be gone when this fires.
+void arm_exit_watchdog(std::chrono::steady_clock::time_point deadline) {
+  std::thread([deadline] {
+    std::this_thread::sleep_until(deadline);
+    static constexpr char text[] =
+        "WARN  shutdown took longer than shutdown_grace + 1s; exiting now\n";
+    [[maybe_unused]] auto written = ::write(2, text, sizeof(text) - 1);
+    std::_Exit(0);
+  }).detach();
+}
+
 } // namespace
 
 namespace tb {
@@ -59,17 +78,36 @@ int run_broker(int argc, char** argv, const std::string& program) {
                "Starts on built-in defaults (127.0.0.1:7400) unless a config "
                "file is given."};
   std::string config_file;
+  std::string check_file;
   std::string listen;
-  app.add_option("-c,--config", config_file, "TOML config file")
-      ->check(CLI::ExistingFile);
+  app.add_option("-c,--config", config_file, "TOML config file");
+  app.add_option("--check-config", check_file,
+                 "only check the TOML config FILE: print the effective "
+                 "config and exit 0, or list every problem and exit 2")
+      ->type_name("FILE")
+      ->excludes("--config");
   app.add_option("-l,--listen", listen,
                  "listen address HOST:PORT (overrides the config; port 0 "
                  "picks a free port)");
   app.set_version_flag("--version", program + " " + TINYBROKER_VERSION);
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e); // --help, --version
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "%s: %s\nRun with --help for the options.\n",
+                 program.c_str(), e.what());
+    return 2;
+  }
 
+  const policy_names policies{
+      [](const std::string& x) { return policy_registry::contains(x); },
+      policy_registry::names_text()};
+  auto checking = !check_file.empty();
+  if (checking)
+    config_file = check_file;
   auto loaded = config_file.empty() ? load_result{broker_config{}}
-                                    : load_config_file(config_file);
+                                    : load_config_file(config_file, policies);
   if (!loaded.ok()) {
     std::fprintf(stderr, "%s: %s\n", program.c_str(),
                  loaded.error().text.c_str());
@@ -78,11 +116,16 @@ int run_broker(int argc, char** argv, const std::string& program) {
   auto cfg = std::move(loaded).value();
   if (!listen.empty()) {
     if (auto problem = check_listen_address(listen); !problem.empty()) {
-      std::fprintf(stderr, "%s: --listen: %s\n", program.c_str(),
-                   problem.c_str());
+      std::fprintf(stderr, "%s: --listen: got \"%s\"; expected %s\n",
+                   program.c_str(), listen.c_str(), problem.c_str());
       return 2;
     }
     cfg.listen = listen;
+  }
+  if (checking) {
+    std::printf("%s\n%s: the config is valid\n", describe(cfg).c_str(),
+                check_file.c_str());
+    return 0;
   }
   log::level lvl = log::level::info;
   log::parse_level(cfg.log_level, lvl);
@@ -100,6 +143,9 @@ int run_broker(int argc, char** argv, const std::string& program) {
             server.address() + " (config: " + cfg.source + ")");
   int sig = 0;
   sigwait(&signals, &sig);
+  // The process ends by grace + 1 s; leave teardown a tenth of that.
+  arm_exit_watchdog(std::chrono::steady_clock::now() + cfg.shutdown_grace +
+                    std::chrono::milliseconds(900));
   log::info(std::string{"received "} + (sig == SIGINT ? "SIGINT" : "SIGTERM") +
             ", shutting down");
   server.stop();

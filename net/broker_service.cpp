@@ -40,7 +40,8 @@ broker_service::broker_service(caf::actor_system& sys, broker_context ctx,
                                std::vector<session_actor> publishers,
                                group_settings group_defaults)
     : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)),
-      group_defaults_(std::move(group_defaults)) {
+      group_defaults_(std::move(group_defaults)),
+      sessions_(ctx_.limits.max_sessions) {
   // nop
 }
 

@@ -4,6 +4,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include "config/config_loader.hpp"
 #include "net/status.hpp"
 
 namespace tb {
@@ -35,12 +36,18 @@ void ask_router(caf::actor_system& sys, router_actor router,
 
 } // namespace
 
-group_settings from_proto(const pb::GroupSettings& in,
-                          const group_settings& defaults) {
-  auto out = defaults;
+error_info from_proto(const pb::GroupSettings& in,
+                      const group_settings& defaults, group_settings& out) {
+  out = defaults;
   out.pattern = in.pattern();
-  if (in.ack_wait_ms() != 0)
+  if (in.ack_wait_ms() != 0) {
+    if (in.ack_wait_ms() > detail::max_duration_ms)
+      return make_error_info(ec::invalid_request,
+                             "settings.ack_wait_ms " +
+                                 std::to_string(in.ack_wait_ms()) +
+                                 " is more than 8760h");
     out.ack_wait = std::chrono::milliseconds{in.ack_wait_ms()};
+  }
   if (in.unlimited_deliveries())
     out.max_deliveries = 0;
   else if (in.max_deliveries() != 0)
@@ -49,14 +56,28 @@ group_settings from_proto(const pb::GroupSettings& in,
     out.max_pending_messages = in.max_pending_messages();
   if (in.max_pending_bytes() != 0)
     out.max_pending_bytes = in.max_pending_bytes();
-  out.overflow = in.overflow() == pb::OVERFLOW_DROP_OLDEST
-                     ? overflow_policy::drop_oldest
-                     : overflow_policy::reject;
+  switch (in.overflow()) {
+  case pb::OVERFLOW_UNSPECIFIED:
+    break;
+  case pb::OVERFLOW_REJECT:
+    out.overflow = overflow_policy::reject;
+    break;
+  case pb::OVERFLOW_DROP_OLDEST:
+    out.overflow = overflow_policy::drop_oldest;
+    break;
+  default:
+    return make_error_info(ec::invalid_request,
+                           "settings.overflow " +
+                               std::to_string(in.overflow()) +
+                               " is not a defined Overflow value (1 = "
+                               "OVERFLOW_REJECT, 2 = OVERFLOW_DROP_OLDEST, "
+                               "0 = the configured default)");
+  }
   if (!in.dead_letter().empty())
     out.dead_letter = in.dead_letter();
   if (!in.policy().empty())
     out.policy = in.policy();
-  return out;
+  return {};
 }
 
 void to_proto(const group_info& in, pb::GroupInfo& out) {
@@ -95,10 +116,15 @@ void create_group_call(caf::actor_system& sys, router_actor router,
                                    "CreateGroup needs settings.pattern"));
     return;
   }
+  group_settings settings;
+  if (auto err = from_proto(req.settings(), defaults, settings)) {
+    reactor->Finish(to_grpc_status(err));
+    return;
+  }
   ask_router<group_info>(
       sys, router, reactor,
       [reply](group_info& info) { to_proto(info, *reply); }, create_atom_v,
-      req.name(), from_proto(req.settings(), defaults));
+      req.name(), std::move(settings));
 }
 
 void delete_group_call(caf::actor_system& sys, router_actor router,

@@ -12,9 +12,11 @@
 
 namespace tb {
 
-/// Fills in the defaults for the zero or empty fields of `in`.
-group_settings from_proto(const tinybroker::v1::GroupSettings& in,
-                          const group_settings& defaults);
+/// Sets `out` to `in` with `defaults` for its zero or empty fields (and
+/// OVERFLOW_UNSPECIFIED); returns an INVALID_ARGUMENT error naming the field
+/// when a value lies outside its domain (spec 9).
+error_info from_proto(const tinybroker::v1::GroupSettings& in,
+                      const group_settings& defaults, group_settings& out);
 
 /// Writes `in` as the wire form.
 void to_proto(const group_info& in, tinybroker::v1::GroupInfo& out);

@@ -14,6 +14,7 @@
 #include "actors/router_actor.hpp"
 #include "actors/session_actor.hpp"
 #include "net/broker_service.hpp"
+#include "net/listen_check.hpp"
 #include "net/log.hpp"
 
 namespace tb {
@@ -66,8 +67,7 @@ error_info broker_server::start() {
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
   if (auto err = create_declared_groups()) {
-    running_ = true; // let stop() release the actors
-    stop();
+    release();
     return err;
   }
   auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
@@ -83,17 +83,24 @@ error_info broker_server::start() {
   int port = 0;
   builder.AddListeningPort(cfg_.listen, grpc::InsecureServerCredentials(),
                            &port);
+  // gRPC sets SO_REUSEPORT by default: a second broker on a busy port would
+  // start and silently share its connections (spec 9 forbids it).
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(max_grpc_message_bytes);
   builder.SetMaxSendMessageSize(max_grpc_message_bytes);
   server_ = builder.BuildAndStart();
   if (!server_ || port == 0) {
     server_.reset();
-    running_ = true; // let stop() release the actors
-    stop();
+    release();
     return make_error_info(ec::invalid_request,
-                           "cannot listen on \"" + cfg_.listen +
-                               "\" (address in use or not valid)");
+                           cannot_listen_message(cfg_.listen));
+  }
+  if (auto* health = server_->GetHealthCheckService()) {
+    // The overall status ("") is SERVING by default; the service's name
+    // must answer too (spec 11), and both go NOT_SERVING at shutdown.
+    health->SetServingStatus(tinybroker::v1::Broker::service_full_name(), true);
+    health->SetServingStatus("", true);
   }
   auto host = cfg_.listen.substr(0, cfg_.listen.rfind(':'));
   address_ = host + ":" + std::to_string(port);
@@ -123,6 +130,9 @@ void broker_server::stop() {
   if (!running_)
     return;
   running_ = false;
+  if (server_)
+    if (auto* health = server_->GetHealthCheckService())
+      health->Shutdown(); // every service NOT_SERVING while draining
   if (service_)
     service_->shut_down();
   if (server_) {
@@ -164,9 +174,14 @@ void broker_server::stop() {
               log::warn("the groups did not report at stop");
             });
   }
+  release();
+}
+
+void broker_server::release() {
   for (auto& publisher : publishers_)
     caf::anon_send_exit(publisher, caf::exit_reason::user_shutdown);
-  caf::anon_send_exit(router_, caf::exit_reason::user_shutdown);
+  if (router_)
+    caf::anon_send_exit(router_, caf::exit_reason::user_shutdown);
   publishers_.clear();
   router_ = nullptr;
   server_.reset();

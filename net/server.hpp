@@ -53,6 +53,10 @@ public:
 private:
   error_info create_declared_groups();
 
+  // Stops the actors and the actor system without logging; start() calls
+  // it when it fails, stop() when it is done draining.
+  void release();
+
   broker_config cfg_;
   std::unique_ptr<caf::actor_system_config> system_config_;
   std::unique_ptr<caf::actor_system> system_;

@@ -20,8 +20,8 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                  session_registry& registry)
     : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
       registry_(registry) {
-  if (!registry_.add(bridge_)) {
-    Finish(to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+  if (auto err = registry_.add(bridge_)) {
+    Finish(to_grpc_status(err));
     return;
   }
   auto actor = sys.spawn(session_actor_impl, ctx,
@@ -47,12 +47,18 @@ void session_reactor::OnCancel() {
   // nop
 }
 
-bool session_registry::add(const std::shared_ptr<session_bridge>& bridge) {
+error_info
+session_registry::add(const std::shared_ptr<session_bridge>& bridge) {
   std::lock_guard<std::mutex> guard{mutex_};
   if (shutting_down_)
-    return false;
+    return make_error_info(ec::shutting_down, "the broker is shutting down");
+  if (bridges_.size() >= max_sessions_)
+    return make_error_info(ec::limit_exceeded,
+                           "the broker serves limits.max_sessions = " +
+                               std::to_string(max_sessions_) +
+                               " sessions already");
   bridges_.push_back(bridge);
-  return true;
+  return {};
 }
 
 void session_registry::remove(const std::shared_ptr<session_bridge>& bridge) {

@@ -12,6 +12,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/broker_context.hpp"
+#include "actors/error.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb {
@@ -50,8 +51,15 @@ private:
 /// every stream and wait for every call. Thread-safe.
 class session_registry {
 public:
-  /// Adds a bridge; returns false (and adds nothing) once shutting down.
-  bool add(const std::shared_ptr<session_bridge>& bridge);
+  /// Serves at most `max_sessions` streams at once (`limits.max_sessions`).
+  explicit session_registry(std::size_t max_sessions = SIZE_MAX)
+      : max_sessions_(max_sessions) {
+    // nop
+  }
+
+  /// Adds a bridge, or returns why not (and adds nothing): the broker is
+  /// shutting down, or serves `max_sessions` streams already.
+  error_info add(const std::shared_ptr<session_bridge>& bridge);
 
   /// Removes a bridge.
   void remove(const std::shared_ptr<session_bridge>& bridge);
@@ -76,6 +84,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   std::size_t calls_ = 0;
+  std::size_t max_sessions_;
   bool shutting_down_ = false;
   std::vector<std::shared_ptr<session_bridge>> bridges_;
 };
