@@ -32,8 +32,8 @@ error_info check_batch_size(const session_state& st, int size,
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
-  if (!st.closing || !st.control.empty() || st.deliveries.has_ready() ||
-      !st.group_outbox.empty())
+  if (!st.closing || st.publishing > 0 || !st.control.empty() ||
+      st.deliveries.has_ready() || !st.group_outbox.empty())
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");

@@ -111,6 +111,9 @@ struct session_state {
   /// Client frames processed but not yet released to the reader, because
   /// the client does not read what the session writes.
   size_t owed_reads = 0;
+  /// Publish jobs started and not yet answered; a closing session ends
+  /// only when none is left, so no confirm is lost.
+  size_t publishing = 0;
   /// True once the client stopped sending.
   bool closing = false;
   /// True while a route sweep timer is pending.

@@ -97,6 +97,7 @@ void report_refusals(session_pointer self, const publish_job& job) {
 // Answers the publisher once every destination took the batch.
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
+  --st.publishing;
   if (job.unary) {
     fill_results(job, *job.unary->reply->mutable_results());
     job.unary->complete(error_info{});
@@ -249,6 +250,7 @@ make_publish_job(session_state& st,
 
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
   auto& st = self->state;
+  ++st.publishing;
   // In the order of first appearance: the router creates topics in that
   // order, so when limits.max_topics is reached, the later ones are refused.
   std::unordered_set<std::string_view> seen;

@@ -385,6 +385,33 @@ void check_groups(reader& r, const broker_config& cfg,
   }
 }
 
+// Returns the offset of the first byte of `text` that is not part of valid
+// UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), or
+// `text.size()` if there is none.
+size_t first_invalid_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // The number of continuation bytes and the range of the first one.
+    size_t n = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
+    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
+    if (c < 0xc2 || c > 0xf4 || text.size() - i <= n)
+      return i;
+    for (size_t k = 1; k <= n; ++k) {
+      auto b = static_cast<unsigned char>(text[i + k]);
+      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
+        return i;
+    }
+    i += n + 1;
+  }
+  return text.size();
+}
+
 } // namespace
 
 // -- public functions ---------------------------------------------------------
@@ -392,6 +419,17 @@ void check_groups(reader& r, const broker_config& cfg,
 load_result load_config_string(std::string_view toml_text,
                                const std::string& name,
                                const policy_names& policies) {
+  // A TOML file is UTF-8 text; toml11 3.7 also reads out of bounds on bad
+  // UTF-8 in literal strings (toml11 issue #199), so check it first.
+  if (auto bad = first_invalid_utf8(toml_text); bad < toml_text.size()) {
+    auto head = toml_text.substr(0, bad);
+    auto line = std::count(head.begin(), head.end(), '\n') + 1;
+    auto column = bad - (head.rfind('\n') + 1) + 1; // npos + 1 == 0
+    return config_error{name + ":" + std::to_string(line) +
+                        ": TOML syntax error\nbyte " + std::to_string(column) +
+                        " of line " + std::to_string(line) +
+                        " is not UTF-8; a TOML file must be UTF-8 text"};
+  }
   try {
     std::istringstream in{std::string(toml_text)};
     auto root = toml::parse(in, name);

@@ -6,6 +6,7 @@
 #   scripts/setup.sh asan    the same tests in an AddressSanitizer+UBSan build
 #   scripts/setup.sh deps    only install what is missing
 #   scripts/setup.sh build   install and build (build/ by default)
+#   scripts/setup.sh fuzz    build the libFuzzer targets, run each a while
 #
 # Idempotent and quiet when everything is there. Installs with apt-get (as
 # root, or through sudo). Builds with Ninja, two jobs (a 2-core machine).
@@ -49,6 +50,45 @@ build() {
   cmake --build "$dir" -j "$jobs"
 }
 
+# run_fuzz: builds the libFuzzer targets (clang) in build-fuzz/ and runs each
+# for TINYBROKER_FUZZ_SECONDS (60) on a copy of its seed corpus in
+# tests/fuzz/corpus/; fails if any target finds a crash (docs/operations.md).
+run_fuzz() {
+  local dir=$root/build-fuzz seconds=${TINYBROKER_FUZZ_SECONDS:-60} failed=0
+  if [ ! -f "$dir/build.ninja" ]; then
+    CC=clang CXX=clang++ cmake -S "$root" -B "$dir" -G Ninja \
+      -DTINYBROKER_FUZZ=ON -DTINYBROKER_BENCH=OFF -DTINYBROKER_JEMALLOC=OFF \
+      -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g" >/dev/null
+  fi
+  cmake --build "$dir" -j "$jobs" --target fuzz_targets
+  export ASAN_OPTIONS=detect_leaks=1
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
+  local target log runs cov rc
+  for target in topic config session; do
+    rm -rf "$dir/corpus/$target" "$dir/crashes/$target"
+    mkdir -p "$dir/corpus/$target" "$dir/crashes/$target"
+    cp "$root/tests/fuzz/corpus/$target/"* "$dir/corpus/$target/"
+    log=$dir/fuzz_$target.log
+    rc=0
+    "$dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=4096 \
+      -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+      -artifact_prefix="$dir/crashes/$target/" "$dir/corpus/$target" \
+      >"$log" 2>&1 || rc=$?
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+    if [ "$rc" -eq 0 ]; then
+      echo "fuzz_$target: ok, ${runs:-0} runs, coverage ${cov:-?}, ${seconds} s"
+    else
+      failed=1
+      echo "fuzz_$target: FAILED (exit $rc) after ${runs:-?} runs, coverage" \
+        "${cov:-?}; input in $dir/crashes/$target/, log $log" >&2
+      tail -n 40 "$log" >&2
+    fi
+  done
+  return $failed
+}
+
 # run_tests DIR
 run_tests() {
   (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 300)
@@ -82,8 +122,13 @@ case "$cmd" in
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
     run_tests "$root/build-asan"
     ;;
+  fuzz)
+    packages+=(clang libclang-rt-14-dev)
+    install_deps
+    run_fuzz
+    ;;
   *)
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

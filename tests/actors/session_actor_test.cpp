@@ -310,6 +310,28 @@ TEST_F(SessionActor, HalfCloseFinishesOnceFramesAreWritten) {
   EXPECT_TRUE(terminated(s.hdl));
 }
 
+// Found by fuzz_session (tests/fuzz/corpus/session/close_mid_publish): the
+// session ended while a group still had to answer the publish, so the
+// confirm was lost and the frame never released.
+TEST_F(SessionActor, HalfCloseWaitsForPublishesStillRouted) {
+  auto worker = spawn_session();
+  send_frame(worker, join_frame(next_request_id(), 1, "c.>", "g"));
+  run();
+  auto s = spawn_session();
+  send_frame(s, publish_frame(21, "c.d", 2));
+  self->send(s.hdl, tb::closed_atom_v);
+  run();
+  auto confirms = s.sink->of_kind(kind::kPublishConfirm);
+  ASSERT_EQ(confirms.size(), 1u);
+  EXPECT_EQ(confirms[0].publish_confirm().request_id(), 21u);
+  EXPECT_EQ(confirms[0].publish_confirm().results_size(), 2);
+  EXPECT_EQ(s.sink->consumed, 1u);
+  EXPECT_TRUE(s.sink->finished);
+  EXPECT_EQ(s.sink->finish_code, ec::none);
+  EXPECT_TRUE(terminated(s.hdl));
+  EXPECT_EQ(worker.sink->deliveries().size(), 2u);
+}
+
 TEST_F(SessionActor, HalfCloseWithNothingPendingFinishesAtOnce) {
   auto s = spawn_session();
   self->send(s.hdl, tb::closed_atom_v);

@@ -240,6 +240,22 @@ TEST(config_loader, syntax_errors_report_file_and_line) {
             std::string::npos);
 }
 
+// Found by fuzz_config (tests/fuzz/corpus/config/bad_utf8_literal.toml):
+// toml11 3.7 read out of bounds on bad UTF-8 in a literal string.
+TEST(config_loader, text_that_is_not_utf8_is_a_syntax_error) {
+  auto text = error_of("log_level = \"info\"\nlisten = '* \x9f'\n");
+  EXPECT_NE(text.find("t.toml:2: TOML syntax error"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("byte 13 of line 2 is not UTF-8"), std::string::npos)
+      << text;
+  for (std::string bad :
+       {"\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80", "\xe2\x82", "\xff"})
+    EXPECT_NE(error_of("a = '" + bad + "'\n").find("not UTF-8"),
+              std::string::npos);
+  auto cfg = config_of("# \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n");
+  EXPECT_EQ(cfg.listen, defaults().listen);
+}
+
 TEST(config_loader, durations_and_sizes) {
   EXPECT_EQ(tb::parse_duration("250ms"), 250ms);
   EXPECT_EQ(tb::parse_duration("30s"), 30s);
