@@ -66,6 +66,8 @@ struct role_config {
   /// Worker: rejects messages whose sequence number modulo this is 7 (0:
   /// never), so some go to the dead letter topic.
   uint64_t reject_every = 0;
+  /// Worker: the time it "works" on each delivery before answering it.
+  std::chrono::microseconds work{0};
   /// Worker: where it kills itself, if anywhere.
   die_point die_at = die_point::none;
   /// Worker: the deliveries it handles before `die_at` applies.

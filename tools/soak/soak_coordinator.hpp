@@ -32,6 +32,9 @@ struct soak_config {
   unsigned workers = 4;
   /// The mean time between worker kills.
   std::chrono::milliseconds kill_every{2000};
+  /// Workers' microseconds of work per delivery, so kills find messages
+  /// in flight.
+  long long work_us = 1000;
   /// Workers reject sequence numbers that are 7 modulo this (0: none).
   uint64_t reject_every = 500;
   /// The random seed (0: from the clock).

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   std::string duration = "10m", kill_every = "2s", drain = "60s";
   std::string die_at = "none";
   bool quick = false;
-  long long role_duration_ms = 60000;
+  long long role_duration_ms = 60000, role_work_us = 0;
   CLI::App app{
       "tinybroker-soak: a bounded soak of tinybroker (docs/operations.md, "
       "\"Soak test\"). Starts a broker on a free loopback port (or uses "
@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1u, 64u));
   app.add_option("--kill-every", kill_every,
                  "mean time between worker kills (default 2s)");
+  app.add_option("--work-us", cfg.work_us,
+                 "workers' microseconds of work per delivery (default 1000)");
   app.add_option("--reject-every", cfg.reject_every,
                  "workers reject one message in this many (0: none)");
   app.add_option("--seed", cfg.seed, "random seed (default: random)");
@@ -112,6 +114,8 @@ int main(int argc, char** argv) {
   worker->add_option("--max-in-flight", role.max_in_flight, "prefetch");
   worker->add_option("--reject-every", role.reject_every,
                      "reject sequence numbers 7 modulo this");
+  worker->add_option("--work-us", role_work_us,
+                     "microseconds of work per delivery before answering");
   worker->add_option("--die-at", die_at,
                      "kill itself: none, batch, ack or delivery")
       ->check(CLI::IsMember({"none", "batch", "ack", "delivery"}));
@@ -132,6 +136,7 @@ int main(int argc, char** argv) {
     }
     install_stop_handler();
     role.duration = std::chrono::milliseconds(role_duration_ms);
+    role.work = std::chrono::microseconds(role_work_us);
     if (publisher->parsed())
       return run_publisher(role);
     if (subscriber->parsed())

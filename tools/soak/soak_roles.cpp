@@ -249,6 +249,9 @@ int run_worker(const role_config& cfg) {
       lines += key + " " + std::to_string(d.message_id()) + " " +
                std::to_string(d.attempt()) + (reject ? " r\n" : " a\n");
     }
+    // The work: a kill now leaves the whole frame unanswered.
+    if (cfg.work.count() > 0)
+      std::this_thread::sleep_for(cfg.work * count);
     // Record first, then answer: a kill in between redelivers the message,
     // which the checker counts as a redelivery.
     append(fd, lines);
