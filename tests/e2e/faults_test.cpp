@@ -58,15 +58,15 @@ protected:
     auto name = dir_ + "/worker-" + std::to_string(workers_.size());
     logs_.push_back(name + ".log");
     std::vector<std::string> args{
-        "worker", "--server", broker_->address(), "--log", name + ".log",
-        "--ready", name + ".ready", "--group", "faults", "--pattern",
+        "worker",  "--server",      broker_->address(), "--log",  name + ".log",
+        "--ready", name + ".ready", "--group",          "faults", "--pattern",
         "jobs.>"};
     args.insert(args.end(), extra.begin(), extra.end());
     workers_.push_back(
         std::make_unique<child_process>(TINYBROKER_SOAK_BINARY, args));
-    EXPECT_TRUE(eventually(
-        [&] { return access((name + ".ready").c_str(), F_OK) == 0; }))
-        << workers_.back()->output();
+    EXPECT_TRUE(eventually([&] {
+      return access((name + ".ready").c_str(), F_OK) == 0;
+    })) << workers_.back()->output();
     return *workers_.back();
   }
 
@@ -119,8 +119,8 @@ protected:
     auto result = ledger_.check();
     EXPECT_EQ(result.published, static_cast<uint64_t>(message_count));
     EXPECT_EQ(result.acked, static_cast<uint64_t>(message_count));
-    EXPECT_EQ(result.lost, 0u) << ::testing::PrintToString(
-        result.lost_examples);
+    EXPECT_EQ(result.lost, 0u)
+        << ::testing::PrintToString(result.lost_examples);
     EXPECT_EQ(result.duplicates, 0u);
     EXPECT_EQ(result.unknown, 0u);
     EXPECT_EQ(result.dead_lettered, 0u);
@@ -139,26 +139,26 @@ protected:
 TEST_F(FaultsTest, WorkerKilledMidBatchHasTheUnansweredHalfRedelivered) {
   // Answers half of a frame after 100 deliveries, then SIGKILLs itself:
   // the other half (never logged) must come back as attempt 2.
-  run_with_dying_worker({"--max-in-flight", "64", "--die-at", "batch",
-                         "--die-after", "100"},
-                        true);
+  run_with_dying_worker(
+      {"--max-in-flight", "64", "--die-at", "batch", "--die-after", "100"},
+      true);
 }
 
 TEST_F(FaultsTest, WorkerKilledMidAckLosesNothing) {
   // Logs and sends its acks after 100 deliveries, then SIGKILLs itself
   // while they are in flight: acks that arrived count, the rest are
   // redelivered; either way each message is acked once.
-  run_with_dying_worker({"--max-in-flight", "64", "--die-at", "ack",
-                         "--die-after", "100"},
-                        false);
+  run_with_dying_worker(
+      {"--max-in-flight", "64", "--die-at", "ack", "--die-after", "100"},
+      false);
 }
 
 TEST_F(FaultsTest, WorkerKilledMidDeliveryHasItsDeliveriesRedelivered) {
   // SIGKILLs itself as a Deliveries frame arrives, before handling it:
   // that frame and whatever else was on its way come back.
-  run_with_dying_worker({"--max-in-flight", "64", "--die-at", "delivery",
-                         "--die-after", "100"},
-                        true);
+  run_with_dying_worker(
+      {"--max-in-flight", "64", "--die-at", "delivery", "--die-after", "100"},
+      true);
 }
 
 TEST_F(FaultsTest, WorkersKilledFromOutsideWhileHoldingTheirPrefetch) {

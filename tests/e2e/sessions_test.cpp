@@ -31,7 +31,8 @@ using SessionsTest = BrokerTest;
 // system default should not make the test fail.
 void raise_file_limit() {
   rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+      limit.rlim_cur < limit.rlim_max) {
     limit.rlim_cur = limit.rlim_max;
     setrlimit(RLIMIT_NOFILE, &limit);
   }
@@ -72,7 +73,8 @@ TEST_F(SessionsTest, AThousandConcurrentSessionsAreServedAtOnce) {
   // one's topic.
   for (int i = 0; i < session_count; ++i) {
     auto topic = "many." + std::to_string((i + 1) % session_count);
-    ASSERT_TRUE(sessions[i]->publish({{topic, "from " + std::to_string(i), {}, {}}}));
+    ASSERT_TRUE(
+        sessions[i]->publish({{topic, "from " + std::to_string(i), {}, {}}}));
   }
   for (int i = 0; i < session_count; ++i) {
     auto got = sessions[i]->receive(1, left(deadline));
@@ -84,10 +86,11 @@ TEST_F(SessionsTest, AThousandConcurrentSessionsAreServedAtOnce) {
     EXPECT_FALSE(sessions[i]->ended()) << "session " << i << " ended early";
   auto served = std::chrono::steady_clock::now() - start;
   EXPECT_LT(served, budget);
-  RecordProperty("served_ms",
-                 std::to_string(std::chrono::duration_cast<
-                                    std::chrono::milliseconds>(served)
-                                    .count()));
+  RecordProperty(
+      "served_ms",
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(served)
+              .count()));
   for (auto& s : sessions) {
     auto status = s->close(left(deadline));
     EXPECT_TRUE(status.ok()) << status.error_message();

@@ -59,7 +59,9 @@ TEST_F(ShutdownTest, SigtermUnderLoadExitsZeroWithinGraceWithUnavailable) {
   auto publisher = conn_->open_session();
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> frames{0};
-  std::thread load{[&] { publish_load(*publisher, stop, frames); }};
+  std::thread load{[&] {
+    publish_load(*publisher, stop, frames);
+  }};
   // Load until far more went out than the stuck subscriber's transport
   // windows hold (64 MiB).
   bool loaded = eventually([&] { return frames.load() >= 1000; }, 20s);
@@ -76,10 +78,10 @@ TEST_F(ShutdownTest, SigtermUnderLoadExitsZeroWithinGraceWithUnavailable) {
       << "exit took "
       << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
       << " ms";
-  RecordProperty("exit_ms",
-                 std::to_string(std::chrono::duration_cast<
-                                    std::chrono::milliseconds>(took)
-                                    .count()));
+  RecordProperty(
+      "exit_ms",
+      std::to_string(
+          std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
 
   for (auto* session : {idle.get(), publisher.get()}) {
     ASSERT_TRUE(eventually([&] { return session->ended(); }, patience));

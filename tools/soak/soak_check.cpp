@@ -140,14 +140,14 @@ ledger::result ledger::check() const {
     }
     ++r.lost;
     if (r.lost_examples.size() < 5)
-      r.lost_examples.push_back(unpack_key(key) + " (id " +
-                                std::to_string(id) + ")");
+      r.lost_examples.push_back(unpack_key(key) + " (id " + std::to_string(id) +
+                                ")");
   }
   return r;
 }
 
-rss_verdict judge_rss(const std::vector<rss_sample>& samples,
-                      double margin_pct, double margin_mib) {
+rss_verdict judge_rss(const std::vector<rss_sample>& samples, double margin_pct,
+                      double margin_mib) {
   rss_verdict v;
   for (auto& s : samples)
     v.peak_kib = std::max(v.peak_kib, s.kib);

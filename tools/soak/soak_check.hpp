@@ -118,7 +118,7 @@ struct rss_verdict {
 };
 
 /// Judges `samples` as `rss_verdict` describes.
-rss_verdict judge_rss(const std::vector<rss_sample>& samples,
-                      double margin_pct, double margin_mib);
+rss_verdict judge_rss(const std::vector<rss_sample>& samples, double margin_pct,
+                      double margin_mib);
 
 } // namespace tb::soak

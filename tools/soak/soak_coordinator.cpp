@@ -89,10 +89,10 @@ private:
     auto name = "worker-" + std::to_string(slot) + "-" +
                 std::to_string(generation_[slot]++);
     worker_logs_.push_back(dir_ + "/" + name + ".log");
-    workers_[slot] = spawn(
-        "worker", name,
-        {"--group", group_, "--pattern", pattern_, "--reject-every",
-         std::to_string(cfg_.reject_every)});
+    workers_[slot] =
+        spawn("worker", name,
+              {"--group", group_, "--pattern", pattern_, "--reject-every",
+               std::to_string(cfg_.reject_every)});
   }
 
   bool start_broker();
@@ -163,14 +163,14 @@ bool run::start_roles() {
     ready.push_back(dir_ + "/" + name + ".ready");
     return ready.back();
   };
-  dead_letters_ = spawn("dead-letters", "dead-letters",
-                        {"--pattern", "$dlq." + group_, "--ready",
-                         ready_arg("dead-letters")});
+  dead_letters_ = spawn(
+      "dead-letters", "dead-letters",
+      {"--pattern", "$dlq." + group_, "--ready", ready_arg("dead-letters")});
   for (unsigned i = 0; i < cfg_.subscribers; ++i) {
     auto name = "subscriber-" + std::to_string(i);
-    subscribers_.push_back(spawn("subscriber", name,
-                                 {"--pattern", pattern_, "--ready",
-                                  ready_arg(name)}));
+    subscribers_.push_back(
+        spawn("subscriber", name,
+              {"--pattern", pattern_, "--ready", ready_arg(name)}));
   }
   workers_.resize(cfg_.workers);
   generation_.assign(cfg_.workers, 0);
@@ -189,14 +189,14 @@ void run::load_phase() {
   auto start = clock_type::now();
   auto ms = std::to_string(cfg_.duration.count());
   for (unsigned i = 0; i < cfg_.publishers; ++i)
-    publishers_.push_back(spawn(
-        "publisher", "publisher-" + std::to_string(i),
-        {"--index", std::to_string(i), "--rate", std::to_string(cfg_.rate),
-         "--duration-ms", ms, "--prefix", "soak." + report_.run_id}));
+    publishers_.push_back(spawn("publisher", "publisher-" + std::to_string(i),
+                                {"--index", std::to_string(i), "--rate",
+                                 std::to_string(cfg_.rate), "--duration-ms", ms,
+                                 "--prefix", "soak." + report_.run_id}));
   std::uniform_real_distribution<double> spread{0.25, 1.75};
   auto next_gap = [&] {
-    return std::chrono::duration_cast<clock_type::duration>(
-        cfg_.kill_every * spread(rng_));
+    return std::chrono::duration_cast<clock_type::duration>(cfg_.kill_every *
+                                                            spread(rng_));
   };
   auto next_kill = start + next_gap();
   auto next_sample = start;
@@ -315,6 +315,9 @@ void run::check() {
     if (received + dropped != g.published)
       ++report_.fanout_incomplete;
   }
+  if (report_.worker_exits > 0)
+    fail(std::to_string(report_.worker_exits) +
+         " workers exited without being killed (a stream ended early)");
   if (report_.fanout_out_of_order > 0)
     fail("fan-out subscribers saw messages out of publish order");
   if (report_.fanout_incomplete > 0)

@@ -27,10 +27,11 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
     return std::nullopt;
   }
   auto unit = s.substr(used);
-  double factor = unit == "ms" ? 1 : unit == "s" || unit.empty() ? 1e3
-                                   : unit == "m"                 ? 60e3
-                                   : unit == "h"                 ? 3600e3
-                                                                 : -1;
+  double factor = unit == "ms"                  ? 1
+                  : unit == "s" || unit.empty() ? 1e3
+                  : unit == "m"                 ? 60e3
+                  : unit == "h"                 ? 3600e3
+                                                : -1;
   if (factor < 0 || value <= 0)
     return std::nullopt;
   return std::chrono::milliseconds(static_cast<long long>(value * factor));
@@ -39,10 +40,8 @@ std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
 // Adds the options every role takes to `cmd`.
 void add_role_options(CLI::App& cmd, role_config& cfg) {
   cmd.add_option("--server", cfg.server, "the broker, HOST:PORT")->required();
-  cmd.add_option("--log", cfg.log, "the file to append records to")
-      ->required();
-  cmd.add_option("--ready", cfg.ready_file,
-                 "a file to create once subscribed");
+  cmd.add_option("--log", cfg.log, "the file to append records to")->required();
+  cmd.add_option("--ready", cfg.ready_file, "a file to create once subscribed");
   cmd.add_option("--pattern", cfg.pattern, "the pattern to subscribe to");
 }
 
@@ -116,8 +115,9 @@ int main(int argc, char** argv) {
                      "reject sequence numbers 7 modulo this");
   worker->add_option("--work-us", role_work_us,
                      "microseconds of work per delivery before answering");
-  worker->add_option("--die-at", die_at,
-                     "kill itself: none, batch, ack or delivery")
+  worker
+      ->add_option("--die-at", die_at,
+                   "kill itself: none, batch, ack or delivery")
       ->check(CLI::IsMember({"none", "batch", "ack", "delivery"}));
   worker->add_option("--die-after", role.die_after,
                      "deliveries handled before --die-at applies");

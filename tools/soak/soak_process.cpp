@@ -114,8 +114,7 @@ std::string self_path() {
   return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : "";
 }
 
-bool wait_for_file(const std::string& path,
-                   std::chrono::milliseconds timeout) {
+bool wait_for_file(const std::string& path, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (access(path.c_str(), F_OK) != 0) {
     if (std::chrono::steady_clock::now() >= deadline)

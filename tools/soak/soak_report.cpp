@@ -65,7 +65,9 @@ void print_text(const soak_config& cfg, const soak_report& r) {
               "allowed growth %.1f MiB: %s\n",
               mib(v.start_kib), mib(v.end_kib), mib(v.peak_kib),
               mib(v.allowed_kib),
-              !v.judged ? "too short to judge" : v.flat ? "flat" : "GREW");
+              !v.judged ? "too short to judge"
+              : v.flat  ? "flat"
+                        : "GREW");
   std::printf("  rss/time");
   auto step = r.rss.size() > 20 ? r.rss.size() / 20 : 1;
   for (std::size_t i = 0; i < r.rss.size(); i += step)
@@ -84,7 +86,9 @@ void print_text(const soak_config& cfg, const soak_report& r) {
 void print_json(const soak_config& cfg, const soak_report& r) {
   auto& g = r.group;
   auto& v = r.rss_result;
-  auto u = [](uint64_t x) { return std::to_string(x); };
+  auto u = [](uint64_t x) {
+    return std::to_string(x);
+  };
   std::string out = "{";
   out += "\"run_id\":" + quoted(r.run_id);
   out += ",\"work_dir\":" + quoted(r.work_dir);
@@ -92,7 +96,8 @@ void print_json(const soak_config& cfg, const soak_report& r) {
   out += ",\"load_seconds\":" + std::to_string(r.load_seconds);
   out += ",\"total_seconds\":" + std::to_string(r.total_seconds);
   out += ",\"published\":" + u(g.published) + ",\"refused\":" + u(g.refused);
-  out += ",\"acked\":" + u(g.acked) + ",\"dead_lettered\":" + u(g.dead_lettered);
+  out +=
+      ",\"acked\":" + u(g.acked) + ",\"dead_lettered\":" + u(g.dead_lettered);
   out += ",\"lost\":" + u(g.lost) + ",\"kills\":" + u(r.kills);
   out += ",\"worker_exits\":" + u(r.worker_exits);
   out += ",\"deliveries\":" + u(g.deliveries);

@@ -34,8 +34,8 @@ void on_stop(int) {
 
 // Opens `path` for appending; -1 on error (reported).
 int open_log(const std::string& path) {
-  auto fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                   0644);
+  auto fd =
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0)
     std::fprintf(stderr, "tinybroker-soak: cannot open %s: %s\n", path.c_str(),
                  std::strerror(errno));
@@ -56,10 +56,9 @@ std::unique_ptr<client::session> subscribe(client::connection& conn,
   if (!conn.wait_connected(20s))
     return nullptr;
   auto session = conn.open_session();
-  bool sent = group.empty()
-                  ? session->subscribe(subscription_id, cfg.pattern)
-                  : session->join(subscription_id, group, cfg.pattern,
-                                  cfg.max_in_flight);
+  bool sent = group.empty() ? session->subscribe(subscription_id, cfg.pattern)
+                            : session->join(subscription_id, group, cfg.pattern,
+                                            cfg.max_in_flight);
   std::vector<pb::ServerFrame> skipped;
   if (!sent || !session->wait_for(pb::ServerFrame::kSubscribed, 20s, &skipped))
     return nullptr;
@@ -243,8 +242,7 @@ int run_worker(const role_config& cfg) {
     for (std::size_t i = 0; i < count; ++i) {
       auto& d = all[static_cast<int>(i)];
       auto key = key_of(d.payload());
-      bool reject =
-          cfg.reject_every > 0 && seq_of(key) % cfg.reject_every == 7;
+      bool reject = cfg.reject_every > 0 && seq_of(key) % cfg.reject_every == 7;
       (reject ? rejects : acks).push_back(d.delivery_id());
       lines += key + " " + std::to_string(d.message_id()) + " " +
                std::to_string(d.attempt()) + (reject ? " r\n" : " a\n");
