@@ -5,6 +5,7 @@
 // the only duplicates are redeliveries.
 
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,7 +49,8 @@ protected:
 
   void TearDown() override {
     workers_.clear();
-    std::system(("rm -rf " + dir_).c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
     AsyncClientTest::TearDown();
   }
 

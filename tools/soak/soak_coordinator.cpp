@@ -2,6 +2,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <random>
@@ -376,7 +377,14 @@ int run::operator()() {
   check();
   stop_broker();
   report_.total_seconds = seconds(start, clock_type::now());
-  return report_.failures.empty() ? exit_ok : exit_failed;
+  if (!report_.failures.empty())
+    return exit_failed;
+  if (cfg_.work_dir.empty() && !cfg_.keep_logs) {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+    report_.work_dir += " (removed)";
+  }
+  return exit_ok;
 }
 
 } // namespace

@@ -42,11 +42,14 @@ struct soak_config {
   /// Allowed RSS growth, percent of the start plateau.
   double rss_margin_pct = 20;
   /// Allowed RSS growth, MiB (the larger of the two applies).
-  double rss_margin_mib = 16;
+  double rss_margin_mib = 8;
   /// How long the group may take to drain after the publishers stop.
   std::chrono::milliseconds drain_timeout{60000};
   /// Where logs go; empty: a fresh directory under /tmp.
   std::string work_dir;
+  /// Keep the work directory after a passing run (a failing run, or one
+  /// given `work_dir`, always keeps it).
+  bool keep_logs = false;
   /// Print the report as JSON.
   bool json = false;
 };

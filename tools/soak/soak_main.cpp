@@ -91,10 +91,12 @@ int main(int argc, char** argv) {
   app.add_option("--rss-margin-pct", cfg.rss_margin_pct,
                  "allowed RSS growth in percent (default 20)");
   app.add_option("--rss-margin-mib", cfg.rss_margin_mib,
-                 "allowed RSS growth in MiB (default 16; the larger applies)");
+                 "allowed RSS growth in MiB (default 8; the larger applies)");
   app.add_option("--drain-timeout", drain,
                  "how long the group may take to drain (default 60s)");
   app.add_option("--work-dir", cfg.work_dir, "where the logs go");
+  app.add_flag("--keep-logs", cfg.keep_logs,
+               "keep the work directory after a passing run");
   app.add_flag("--json", cfg.json, "print the report as JSON");
 
   auto* publisher = app.add_subcommand("publisher", "role: a publisher");
