@@ -99,6 +99,10 @@ uint64_t seq_of(const std::string& key);
 /// Returns the publisher index in a key, or UINT64_MAX if it has none.
 uint64_t publisher_of(const std::string& key);
 
+/// True for a loopback `HOST:PORT` (127.x, localhost, [::1]): the soak
+/// never talks to another host.
+bool is_loopback(const std::string& address);
+
 /// Installs a SIGTERM and SIGINT handler that sets the flag `stopping()`
 /// reads.
 void install_stop_handler();

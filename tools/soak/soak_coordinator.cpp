@@ -33,12 +33,6 @@ double seconds(clock_type::time_point from, clock_type::time_point to) {
   return std::chrono::duration<double>(to - from).count();
 }
 
-// True for a loopback `HOST:PORT`: the soak never talks to another host.
-bool is_loopback(const std::string& address) {
-  return address.rfind("127.", 0) == 0 || address.rfind("localhost:", 0) == 0 ||
-         address.rfind("[::1]:", 0) == 0;
-}
-
 // Returns the counters of group `name`, or nothing.
 std::optional<pb::GroupCounters> counters_of(client::connection& conn,
                                              const std::string& name) {

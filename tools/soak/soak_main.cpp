@@ -130,9 +130,7 @@ int main(int argc, char** argv) {
   }
 
   if (!app.get_subcommands().empty()) {
-    if (role.server.rfind("127.", 0) != 0 &&
-        role.server.rfind("localhost:", 0) != 0 &&
-        role.server.rfind("[::1]:", 0) != 0) {
+    if (!is_loopback(role.server)) {
       std::fprintf(stderr, "tinybroker-soak: only loopback servers\n");
       return exit_usage;
     }
@@ -165,6 +163,10 @@ int main(int argc, char** argv) {
   if (cfg.broker_binary.empty()) {
     auto self = self_path();
     cfg.broker_binary = self.substr(0, self.rfind('/') + 1) + "tinybroker";
+  }
+  if (!cfg.server.empty() && !is_loopback(cfg.server)) {
+    std::fprintf(stderr, "tinybroker-soak: only loopback servers\n");
+    return exit_usage;
   }
   if (!cfg.server.empty() && cfg.broker_pid <= 0) {
     std::fprintf(stderr, "tinybroker-soak: --server needs --broker-pid\n");

@@ -84,6 +84,11 @@ uint64_t publisher_of(const std::string& key) {
   return std::strtoull(key.c_str() + 1, nullptr, 10);
 }
 
+bool is_loopback(const std::string& address) {
+  return address.rfind("127.", 0) == 0 || address.rfind("localhost:", 0) == 0 ||
+         address.rfind("[::1]:", 0) == 0;
+}
+
 void install_stop_handler() {
   struct sigaction sa {};
   sa.sa_handler = on_stop;
