@@ -7,6 +7,7 @@
 #   scripts/setup.sh deps    only install what is missing
 #   scripts/setup.sh build   install and build (build/ by default)
 #   scripts/setup.sh fuzz    build the libFuzzer targets, run each a while
+#   scripts/setup.sh soak    build, run the soak test (10 min; --quick: 1 min)
 #
 # Idempotent and quiet when everything is there. Installs with apt-get (as
 # root, or through sudo). Builds with Ninja, two jobs (a 2-core machine).
@@ -109,6 +110,12 @@ case "$cmd" in
     shift
     exec "$root/build/tinybroker" "$@"
     ;;
+  soak)
+    install_deps
+    build "$root/build"
+    shift
+    exec "$root/build/tinybroker-soak" "$@"
+    ;;
   test)
     install_deps
     build "$root/build"
@@ -128,7 +135,7 @@ case "$cmd" in
     run_fuzz
     ;;
   *)
-    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

@@ -1,0 +1,107 @@
+// The checks of tinybroker-soak (tools/soak/soak_check.hpp) on hand-made
+// logs: a lost message, a duplicate that is not a redelivery, a rejected
+// message missing from the dead letter topic, and the RSS verdict.
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "tools/soak/soak_check.hpp"
+
+namespace tb::soak {
+namespace {
+
+// Writes `text` to a fresh temporary file and returns its path.
+std::string temp_log(const std::string& text) {
+  std::string path = "/tmp/tinybroker-soak-check-XXXXXX";
+  auto fd = mkstemp(path.data());
+  EXPECT_GE(fd, 0);
+  std::ofstream{path} << text;
+  ::close(fd);
+  return path;
+}
+
+// A ledger of three published messages p0-0..p0-2, ids 1..3.
+ledger three_published() {
+  ledger l;
+  auto path = temp_log("p0-0 1\np0-1 2\np0-2 3\n! p0-3 group_full\n");
+  EXPECT_TRUE(l.read_publisher_log(path));
+  std::remove(path.c_str());
+  return l;
+}
+
+TEST(SoakCheck, RedeliveriesAreCountedAndATornLineIgnored) {
+  auto l = three_published();
+  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 2 a\n"
+                       "p0-1 2 2 a\np0-1 2");
+  ASSERT_TRUE(l.read_worker_log(path));
+  std::remove(path.c_str());
+  auto r = l.check();
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.published, 3u);
+  EXPECT_EQ(r.refused, 1u);
+  EXPECT_EQ(r.acked, 3u);
+  EXPECT_EQ(r.deliveries, 5u);
+  EXPECT_EQ(r.redeliveries, 2u);
+  EXPECT_EQ(r.duplicates, 0u);
+}
+
+TEST(SoakCheck, AMessageNeitherAckedNorDeadLetteredIsLost) {
+  auto l = three_published();
+  auto path = temp_log("p0-0 1 1 a\np0-2 3 1 a\n");
+  ASSERT_TRUE(l.read_worker_log(path));
+  std::remove(path.c_str());
+  auto r = l.check();
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.lost, 1u);
+  ASSERT_EQ(r.lost_examples.size(), 1u);
+  EXPECT_EQ(r.lost_examples[0], "p0-1 (id 2)");
+}
+
+TEST(SoakCheck, TheSameAttemptTwiceIsADuplicate) {
+  auto l = three_published();
+  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 1 a\n");
+  ASSERT_TRUE(l.read_worker_log(path));
+  std::remove(path.c_str());
+  auto r = l.check();
+  EXPECT_EQ(r.duplicates, 1u);
+  EXPECT_FALSE(r.ok());
+}
+
+TEST(SoakCheck, ARejectedMessageMustBeDeadLettered) {
+  auto l = three_published();
+  auto workers = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 r\n");
+  ASSERT_TRUE(l.read_worker_log(workers));
+  std::remove(workers.c_str());
+  EXPECT_EQ(l.check().rejected_not_dead_lettered, 1u);
+  EXPECT_EQ(l.check().lost, 1u);
+  auto dead = temp_log("p0-2\nreceived 1 dropped 0 out_of_order 0 ended 0\n");
+  ASSERT_TRUE(l.read_dead_letter_log(dead));
+  std::remove(dead.c_str());
+  auto r = l.check();
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.dead_lettered, 1u);
+  EXPECT_EQ(r.acked, 2u);
+}
+
+TEST(SoakCheck, RssIsFlatWithinTheMarginAndGrowsBeyondIt) {
+  std::vector<rss_sample> flat, growing;
+  for (int t = 0; t <= 60; ++t) {
+    flat.push_back({static_cast<double>(t), 20000 + (t < 5 ? 0 : 3000)});
+    growing.push_back({static_cast<double>(t), 20000 + t * 500});
+  }
+  auto v = judge_rss(flat, 20, 8);
+  EXPECT_TRUE(v.judged);
+  EXPECT_TRUE(v.flat);
+  EXPECT_EQ(v.start_kib, 23000);
+  v = judge_rss(growing, 20, 8);
+  EXPECT_TRUE(v.judged);
+  EXPECT_FALSE(v.flat) << v.start_kib << " -> " << v.end_kib;
+  EXPECT_FALSE(judge_rss({{0, 1}, {1, 2}}, 20, 8).judged);
+}
+
+} // namespace
+} // namespace tb::soak
