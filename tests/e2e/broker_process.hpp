@@ -45,6 +45,11 @@ public:
   /// Returns everything the process wrote so far.
   std::string output() const;
 
+  /// Returns the process id.
+  pid_t pid() const {
+    return pid_;
+  }
+
 private:
   void read_output(int fd);
 
