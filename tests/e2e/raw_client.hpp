@@ -38,9 +38,13 @@ inline std::string from_byte_buffer(const grpc::ByteBuffer& buffer) {
 }
 
 /// Makes a channel to `address` without client-side message size limits,
-/// so that the broker's own limits are what a test meets.
-inline std::shared_ptr<grpc::Channel> raw_channel(const std::string& address) {
+/// so that the broker's own limits are what a test meets; with
+/// `own_connection`, it does not share a TCP connection with other channels.
+inline std::shared_ptr<grpc::Channel> raw_channel(const std::string& address,
+                                                  bool own_connection = false) {
   grpc::ChannelArguments args;
+  if (own_connection)
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxSendMessageSize(-1);
   args.SetMaxReceiveMessageSize(-1);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
