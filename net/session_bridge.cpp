@@ -58,10 +58,9 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
   if (reactor_ == nullptr || finished_ || write_pending_)
     return;
   if (!serialized.ok()) {
-    log::error("session from " + peer_ +
-               ": a server frame does not "
-               "serialize: " +
-               serialized.error_message());
+    log::error(
+        "session from " + peer_ +
+        ": a server frame does not serialize: " + serialized.error_message());
     finish_locked(grpc::Status{grpc::StatusCode::INTERNAL,
                                "the broker could not serialize a frame"});
     return;
