@@ -102,7 +102,7 @@ protected:
   uint64_t wait_rss_at_most(uint64_t limit) {
     auto deadline = clock_type::now() + 2 * patience;
     auto kib = rss();
-    while (kib > limit && clock_type::now() < deadline) {
+    while (rss_is_meaningful && kib > limit && clock_type::now() < deadline) {
       // RSS has no event to wait for: sample it ten times a second.
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       kib = rss();
@@ -162,7 +162,9 @@ TEST_F(BadClientTest, SubscriberThatStopsReadingCostsBoundedMemory) {
               total, payload_bytes, mib(rss_bound_kib).c_str());
   std::printf("[ TIME ] slow reader: %zu messages published in %lld ms\n",
               total, publish_ms);
-  EXPECT_LT(peak, rss_bound_kib);
+  if (rss_is_meaningful) {
+    EXPECT_LT(peak, rss_bound_kib);
+  }
   // Reading again, the subscriber gets what the broker kept and is told
   // how many it lost: together, every message published.
   size_t delivered = 0;
@@ -244,8 +246,10 @@ TEST_F(BadClientTest, IdleClientsCostBoundedMemoryAndShutdownStillWorks) {
   std::printf("[ TIME ] idle clients: a subscribe, publish and delivery took "
               "%lld ms among them\n",
               serve_ms);
-  EXPECT_LT(per_stream, per_stream_bound_kib);
-  EXPECT_LT(rss_all, rss_streams + sockets_bound_kib);
+  if (rss_is_meaningful) {
+    EXPECT_LT(per_stream, per_stream_bound_kib);
+    EXPECT_LT(rss_all, rss_streams + sockets_bound_kib);
+  }
   // Shutdown ends the idle streams and does not wait for the idle sockets.
   start = clock_type::now();
   auto code = broker_->stop(SIGTERM, std::chrono::seconds(10));
@@ -310,7 +314,9 @@ TEST_F(BadClientTest, SubscribeUnsubscribeCyclesLeaveNothingBehind) {
   std::printf("[ TIME ] %zu subscribe/unsubscribe cycles: %lld ms\n", cycles,
               cycles_ms);
   EXPECT_EQ(actors_end, actors_start);
-  EXPECT_LE(rss_end, rss_tolerance(rss_start));
+  if (rss_is_meaningful) {
+    EXPECT_LE(rss_end, rss_tolerance(rss_start));
+  }
   // The session subscribes as before.
   subscribe(*session, next_id, "cycle.after");
   publish({"cycle.after"});
@@ -319,7 +325,9 @@ TEST_F(BadClientTest, SubscribeUnsubscribeCyclesLeaveNothingBehind) {
 }
 
 TEST_F(BadClientTest, ConnectDisconnectCyclesLeaveNothingBehind) {
-  constexpr size_t cycles = 10000;
+  // Under ASan a cycle takes 8 ms instead of 1.6: 2,500 cycles still look
+  // for memory errors over thousands of connections within the timeout.
+  constexpr size_t cycles = under_asan ? 2500 : 10000;
   // Each cycle is a new connection (TCP and HTTP/2) with a Session stream
   // that subscribes and then ends: by a clean close, or (every other
   // cycle) by cancelling, as a crashed client would.
@@ -358,7 +366,9 @@ TEST_F(BadClientTest, ConnectDisconnectCyclesLeaveNothingBehind) {
   std::printf("[ TIME ] %zu connect/disconnect cycles: %lld ms\n", cycles,
               cycles_ms);
   EXPECT_EQ(actors_end, actors_start);
-  EXPECT_LE(rss_end, rss_tolerance(rss_start));
+  if (rss_is_meaningful) {
+    EXPECT_LE(rss_end, rss_tolerance(rss_start));
+  }
   auto sub = subscriber(1, "connect.after");
   publish({"connect.after"});
   EXPECT_EQ(topics_of(sub->receive(1, patience)),

@@ -191,7 +191,9 @@ TEST_F(BadInputTest, FloodOfAcksForUnknownIdsIsIgnoredAndCounted) {
   EXPECT_EQ(counters.acked(), 0u);
   EXPECT_EQ(counters.in_flight(), 1u);
   // 100,000 ids are 800 KB on the wire: the broker keeps none of them.
-  EXPECT_LT(rss_after, rss_before + 32 * 1024);
+  if (rss_is_meaningful) {
+    EXPECT_LT(rss_after, rss_before + 32 * 1024);
+  }
   // The session still answers its own delivery and receives.
   ASSERT_TRUE(member->ack({held[0].delivery_id()}));
   counters = wait_counters(
@@ -252,6 +254,8 @@ TEST_F(BadInputTest, FrameBeyondTheGrpcMessageLimitIsRefusedAndRoutesNothing) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
       << status.error_message();
   EXPECT_FALSE(status.error_message().empty());
+  std::printf("[ STATUS ] a 65 MiB frame: %s\n",
+              status.error_message().c_str());
   // The same as a unary call.
   pb::PublishRequest request;
   *request.mutable_messages() = frame.publish().messages();
