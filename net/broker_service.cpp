@@ -1,6 +1,7 @@
 #include "net/broker_service.hpp"
 
 #include <caf/send.hpp>
+#include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "actors/unary_call.hpp"
 #include "net/group_admin.hpp"
@@ -21,9 +22,15 @@ grpc::ServerUnaryReactor* not_yet(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+// The request and reply of one unary Publish call, parsed and serialized
+// by the service (the method is raw, see broker_callback_service).
+struct publish_call {
+  pb::PublishRequest request;
+  pb::PublishReply reply;
+};
+
 // A bidi reactor that ends its stream at once with `status`.
-class refusing_reactor final
-    : public grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame> {
+class refusing_reactor final : public session_stream_reactor {
 public:
   explicit refusing_reactor(const grpc::Status& status) {
     Finish(status);
@@ -52,22 +59,33 @@ void broker_service::shut_down() {
 
 grpc::ServerUnaryReactor*
 broker_service::Publish(grpc::CallbackServerContext* ctx,
-                        const pb::PublishRequest* req,
-                        pb::PublishReply* reply) {
+                        const grpc::ByteBuffer* req, grpc::ByteBuffer* reply) {
   auto* reactor = ctx->DefaultReactor();
   if (shutting_down_ || publishers_.empty()) {
     reactor->Finish(
         to_grpc_status(ec::shutting_down, "the broker is shutting down"));
     return reactor;
   }
+  auto parsed = std::make_shared<publish_call>();
+  // gRPC owns a mutable request buffer for the call's lifetime.
+  if (auto status =
+          parse_request(*const_cast<grpc::ByteBuffer*>(req), parsed->request);
+      !status.ok()) {
+    reactor->Finish(status);
+    return reactor;
+  }
   auto call = std::make_shared<unary_call>();
-  // gRPC owns a mutable request object for the call's lifetime; the
-  // publisher moves payloads out of it instead of copying them.
-  call->request = const_cast<pb::PublishRequest*>(req);
-  call->reply = reply;
+  // The publisher moves payloads out of the request instead of copying.
+  call->request = &parsed->request;
+  call->reply = &parsed->reply;
   sessions_.call_started();
-  call->finish = [this, reactor](const error_info& status) {
-    reactor->Finish(to_grpc_status(status));
+  call->finish = [this, reactor, reply, parsed](const error_info& status) {
+    auto result = to_grpc_status(status);
+    bool own_buffer = false;
+    if (result.ok())
+      result = grpc::SerializationTraits<pb::PublishReply>::Serialize(
+          parsed->reply, reply, &own_buffer);
+    reactor->Finish(result);
     sessions_.call_done();
   };
   auto index = next_publisher_++ % publishers_.size();
@@ -75,12 +93,12 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
-grpc::ServerBidiReactor<pb::ClientFrame, pb::ServerFrame>*
-broker_service::Session(grpc::CallbackServerContext*) {
+session_stream_reactor*
+broker_service::Session(grpc::CallbackServerContext* ctx) {
   if (shutting_down_)
     return new refusing_reactor(
         to_grpc_status(ec::shutting_down, "the broker is shutting down"));
-  return new session_reactor(sys_, ctx_, sessions_);
+  return new session_reactor(sys_, ctx_, sessions_, ctx->peer());
 }
 
 grpc::ServerUnaryReactor*

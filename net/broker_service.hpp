@@ -13,10 +13,24 @@
 
 namespace tb {
 
+/// The generated callback service with raw Session and Publish methods: the
+/// broker parses their requests itself, so that one that does not parse is
+/// answered with INVALID_ARGUMENT naming why (gRPC would end a Session
+/// stream as if the client had closed it, and answer a Publish call with an
+/// empty UNIMPLEMENTED).
+using broker_callback_service =
+    tinybroker::v1::Broker::WithRawCallbackMethod_Publish<
+        tinybroker::v1::Broker::WithRawCallbackMethod_Session<
+            tinybroker::v1::Broker::WithCallbackMethod_CreateGroup<
+                tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
+                    tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
+                        tinybroker::v1::Broker::WithCallbackMethod_Stats<
+                            tinybroker::v1::Broker::Service>>>>>>;
+
 /// Serves the Broker service: each Session stream gets a reactor and a
 /// session actor; unary Publish calls go to a small pool of publisher actors.
 /// Handlers run on gRPC threads and never block.
-class broker_service final : public tinybroker::v1::Broker::CallbackService {
+class broker_service final : public broker_callback_service {
 public:
   /// Creates the service; `publishers` serve unary Publish calls;
   /// `group_defaults` fill in what CreateGroup leaves out.
@@ -37,14 +51,11 @@ public:
     return sessions_.size();
   }
 
-  grpc::ServerUnaryReactor*
-  Publish(grpc::CallbackServerContext* ctx,
-          const tinybroker::v1::PublishRequest* req,
-          tinybroker::v1::PublishReply* reply) override;
+  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* ctx,
+                                    const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* reply) override;
 
-  grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
-                          tinybroker::v1::ServerFrame>*
-  Session(grpc::CallbackServerContext* ctx) override;
+  session_stream_reactor* Session(grpc::CallbackServerContext* ctx) override;
 
   grpc::ServerUnaryReactor*
   CreateGroup(grpc::CallbackServerContext* ctx,

@@ -1,15 +1,27 @@
 #include "net/session_bridge.hpp"
 
-#include <caf/send.hpp>
+#include <string>
 
+#include <caf/send.hpp>
+#include <grpcpp/impl/codegen/proto_utils.h>
+
+#include "net/log.hpp"
 #include "net/session_reactor.hpp"
 #include "net/status.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
 
-session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread)
-    : reactor_(reactor), max_unread_(std::max<std::size_t>(max_unread, 1)) {
+namespace {
+
+namespace pb = tinybroker::v1;
+
+} // namespace
+
+session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
+                               std::string peer)
+    : reactor_(reactor), peer_(std::move(peer)),
+      max_unread_(std::max<std::size_t>(max_unread, 1)) {
   // nop
 }
 
@@ -20,15 +32,15 @@ void session_bridge::start(session_actor actor) {
 }
 
 void session_bridge::start_read_locked() {
-  reading_ = std::make_shared<tinybroker::v1::ClientFrame>();
-  reactor_->StartRead(reading_.get());
+  reading_.Clear();
+  reactor_->StartRead(&reading_);
 }
 
 bool session_bridge::ready_to_write() {
   std::lock_guard<std::mutex> guard{mutex_};
   if (reactor_ == nullptr || finished_ || finish_after_write_)
     return false;
-  if (writing_) {
+  if (write_pending_) {
     write_wanted_ = true;
     return false;
   }
@@ -36,11 +48,26 @@ bool session_bridge::ready_to_write() {
 }
 
 void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
+  // Serialize outside the lock: the reactor's callbacks need it meanwhile.
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  auto serialized = grpc::SerializationTraits<pb::ServerFrame>::Serialize(
+      *frame, &bytes, &own_buffer);
+  frame.reset();
   std::lock_guard<std::mutex> guard{mutex_};
-  if (reactor_ == nullptr || finished_ || writing_)
+  if (reactor_ == nullptr || finished_ || write_pending_)
     return;
-  writing_ = std::move(frame);
-  reactor_->StartWrite(writing_.get());
+  if (!serialized.ok()) {
+    log::error(
+        "session from " + peer_ +
+        ": a server frame does not serialize: " + serialized.error_message());
+    finish_locked(grpc::Status{grpc::StatusCode::INTERNAL,
+                               "the broker could not serialize a frame"});
+    return;
+  }
+  writing_.Swap(&bytes);
+  write_pending_ = true;
+  reactor_->StartWrite(&writing_);
 }
 
 void session_bridge::frame_consumed() {
@@ -56,8 +83,11 @@ void session_bridge::frame_consumed() {
 
 void session_bridge::finish(ec code, const std::string& text) {
   std::lock_guard<std::mutex> guard{mutex_};
-  auto status = to_grpc_status(code, text);
-  if (writing_) {
+  finish_or_defer_locked(to_grpc_status(code, text));
+}
+
+void session_bridge::finish_or_defer_locked(const grpc::Status& status) {
+  if (write_pending_) {
     if (!finish_after_write_)
       finish_after_write_ = status;
     return;
@@ -73,15 +103,34 @@ void session_bridge::finish_locked(const grpc::Status& status) {
 }
 
 void session_bridge::on_read_done(bool ok) {
+  // No read is outstanding and none starts before this callback takes the
+  // lock (`read_paused_` is false), so `reading_` is this thread's alone.
+  client_frame_ptr frame;
+  grpc::Status parsed;
+  if (ok) {
+    frame = std::make_shared<pb::ClientFrame>();
+    parsed = parse_request(reading_, *frame);
+    if (!parsed.ok())
+      frame.reset();
+    reading_.Clear();
+  }
   std::lock_guard<std::mutex> guard{mutex_};
   if (!ok) {
     read_ended_ = true;
-    reading_.reset();
     caf::anon_send(actor_, closed_atom_v);
     return;
   }
+  if (!frame) {
+    // Spec 7: a malformed frame ends the stream, with a status saying why.
+    log::warn("session from " + peer_ + ": malformed client frame (" +
+              parsed.error_message() +
+              "); ending the stream with INVALID_ARGUMENT");
+    read_ended_ = true;
+    finish_or_defer_locked(parsed);
+    return;
+  }
   ++unread_;
-  caf::anon_send(actor_, frame_atom_v, std::move(reading_));
+  caf::anon_send(actor_, frame_atom_v, std::move(frame));
   if (unread_ < max_unread_ && !finished_)
     start_read_locked();
   else
@@ -90,7 +139,8 @@ void session_bridge::on_read_done(bool ok) {
 
 void session_bridge::on_write_done(bool ok) {
   std::lock_guard<std::mutex> guard{mutex_};
-  writing_.reset();
+  write_pending_ = false;
+  writing_.Clear();
   if (!ok) {
     finish_locked(grpc::Status{grpc::StatusCode::CANCELLED,
                                "writing to the client failed"});
@@ -110,8 +160,9 @@ void session_bridge::on_done() {
   std::lock_guard<std::mutex> guard{mutex_};
   reactor_ = nullptr;
   finished_ = true;
-  reading_.reset();
-  writing_.reset();
+  write_pending_ = false;
+  reading_.Clear();
+  writing_.Clear();
   if (actor_)
     caf::anon_send_exit(actor_, caf::exit_reason::user_shutdown);
 }

@@ -7,7 +7,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
 #include "actors/frame_sink.hpp"
@@ -26,13 +28,25 @@ class session_reactor;
 /// once on every path: by the actor, on a failed write, or at shutdown. After
 /// OnDone the reactor is gone and every call here does nothing.
 ///
+/// Client frames arrive as raw bytes and are parsed here: a frame that does
+/// not parse as a ClientFrame ends the stream with INVALID_ARGUMENT and a
+/// message that says why, and is logged at warn (spec 7: a malformed frame
+/// is the one thing a stream cannot go on from). An empty frame parses (to
+/// a frame with no request) and the session answers it with an error frame.
+///
 /// Backpressure: at most `max_unread` client frames are handed to the actor
 /// and not yet released with `frame_consumed()`; beyond that the bridge stops
 /// reading, so a fast client cannot grow the actor's mailbox without bound.
 class session_bridge : public frame_sink {
 public:
-  /// Creates the bridge of `reactor`.
-  session_bridge(session_reactor* reactor, std::size_t max_unread);
+  /// Creates the bridge of `reactor`, whose client is `peer`.
+  session_bridge(session_reactor* reactor, std::size_t max_unread,
+                 std::string peer);
+
+  /// Returns the client's address, as gRPC names it.
+  const std::string& peer() const {
+    return peer_;
+  }
 
   /// Binds the session actor and starts reading. Reactor thread only.
   void start(session_actor actor);
@@ -63,12 +77,15 @@ public:
 private:
   void start_read_locked();
   void finish_locked(const grpc::Status& status);
+  void finish_or_defer_locked(const grpc::Status& status);
 
   std::mutex mutex_;
   session_reactor* reactor_;
+  std::string peer_;
   session_actor actor_;
-  client_frame_ptr reading_;
-  std::unique_ptr<tinybroker::v1::ServerFrame> writing_;
+  grpc::ByteBuffer reading_;
+  grpc::ByteBuffer writing_;
+  bool write_pending_ = false;
   std::optional<grpc::Status> finish_after_write_;
   std::size_t unread_ = 0;
   std::size_t max_unread_;

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include <caf/actor_registry.hpp>
+
 #include "actors/session_actor.hpp"
+#include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"
 
@@ -17,13 +20,19 @@ constexpr size_t max_unread_frames = 4;
 
 session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
-                                 session_registry& registry)
-    : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
+                                 session_registry& registry, std::string peer)
+    : bridge_(std::make_shared<session_bridge>(this, max_unread_frames,
+                                               std::move(peer))),
       registry_(registry) {
   if (auto err = registry_.add(bridge_)) {
     Finish(to_grpc_status(err));
     return;
   }
+  // The count lets a test (or an operator at debug level) see that actors
+  // of ended sessions and dropped subscriptions do not pile up.
+  if (log::enabled(log::level::debug))
+    log::debug("session opened from " + bridge_->peer() + " (" +
+               std::to_string(sys.registry().running()) + " actors running)");
   auto actor = sys.spawn(session_actor_impl, ctx,
                          std::static_pointer_cast<frame_sink>(bridge_));
   bridge_->start(std::move(actor));

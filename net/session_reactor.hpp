@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -20,15 +21,22 @@ namespace tb {
 class session_bridge;
 class session_registry;
 
+/// The reactor type of a Session stream. It carries raw bytes both ways:
+/// the bridge parses each client frame itself, so that a frame that does not
+/// parse ends the stream with INVALID_ARGUMENT naming why (gRPC's own
+/// parsing would only report the end of the stream), and serializes each
+/// server frame before it takes its lock.
+using session_stream_reactor =
+    grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;
+
 /// Reacts to one Session stream's gRPC events and forwards them to its
 /// bridge; spawns the stream's session actor and deletes itself in OnDone.
-class session_reactor final
-    : public grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
-                                     tinybroker::v1::ServerFrame> {
+class session_reactor final : public session_stream_reactor {
 public:
-  /// Spawns the session actor and starts reading.
+  /// Spawns the session actor and starts reading; `peer` names the client
+  /// in log lines.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,
-                  session_registry& registry);
+                  session_registry& registry, std::string peer);
 
   /// Forwards a finished read to the bridge.
   void OnReadDone(bool ok) override;

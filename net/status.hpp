@@ -1,12 +1,18 @@
-// Turns tinybroker error codes into gRPC statuses.
+// Turns tinybroker error codes into gRPC statuses, and requests that do not
+// parse into INVALID_ARGUMENT.
 
 #pragma once
 
 #include <string>
 
+#include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
 #include "actors/error.hpp"
+
+namespace google::protobuf {
+class MessageLite;
+} // namespace google::protobuf
 
 namespace tb {
 
@@ -19,5 +25,11 @@ grpc::Status to_grpc_status(ec code, const std::string& text);
 inline grpc::Status to_grpc_status(const error_info& error) {
   return to_grpc_status(error.code, error.text);
 }
+
+/// Parses `bytes` into `msg`; returns OK, or INVALID_ARGUMENT
+/// (`invalid_request`) with a message naming the size, the expected type and
+/// why the bytes do not parse. Leaves `bytes` as it was.
+grpc::Status parse_request(grpc::ByteBuffer& bytes,
+                           google::protobuf::MessageLite& msg);
 
 } // namespace tb

@@ -112,6 +112,22 @@ bool child_process::wait_for_output(const std::string& text,
   }) && output_.find(text) != std::string::npos;
 }
 
+bool child_process::wait_for_occurrences(const std::string& text,
+                                         std::size_t count,
+                                         std::chrono::milliseconds timeout) {
+  auto enough = [&] {
+    std::size_t n = 0;
+    for (auto at = output_.find(text); at != std::string::npos && n < count;
+         at = output_.find(text, at + text.size()))
+      ++n;
+    return n >= count;
+  };
+  std::unique_lock<std::mutex> guard{mutex_};
+  return cv_.wait_for(guard, timeout, [&] {
+    return enough() || output_closed_;
+  }) && enough();
+}
+
 std::optional<int> child_process::stop(int signal,
                                        std::chrono::milliseconds timeout) {
   if (exit_code_)

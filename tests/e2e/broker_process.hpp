@@ -42,6 +42,11 @@ public:
   /// Waits up to `timeout` for the process to exit by itself.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
 
+  /// Waits until the output contains `text` at least `count` times; false
+  /// on exit or timeout.
+  bool wait_for_occurrences(const std::string& text, std::size_t count,
+                            std::chrono::milliseconds timeout);
+
   /// Returns everything the process wrote so far.
   std::string output() const;
 
