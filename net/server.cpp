@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -50,6 +53,14 @@ broker_server::broker_server(broker_config cfg) : cfg_(std::move(cfg)) {
 
 broker_server::~broker_server() {
   stop();
+  if (abandoned_) {
+    // gRPC still holds calls whose actors and server we cannot destroy
+    // without waiting for them; the process is about to end anyway.
+    static_cast<void>(server_.release());
+    static_cast<void>(service_.release());
+    static_cast<void>(system_.release());
+    static_cast<void>(system_config_.release());
+  }
 }
 
 error_info broker_server::start() {
@@ -130,51 +141,84 @@ void broker_server::stop() {
   if (!running_)
     return;
   running_ = false;
+  drain();
+  log_what_is_held();
+  if (server_ && !cancel_calls(std::chrono::milliseconds(500))) {
+    // Only a client that stopped reading with data queued for it holds
+    // gRPC this long (its graceful GOAWAY waits ~20 s for the client);
+    // spec 9 bounds the stop whatever the clients do.
+    abandoned_ = true;
+    log::warn("client connections still open 500ms after cancelling their "
+              "calls (clients that stopped reading); not waiting for them");
+    return;
+  }
+  release();
+}
+
+void broker_server::drain() {
   if (server_)
     if (auto* health = server_->GetHealthCheckService())
       health->Shutdown(); // every service NOT_SERVING while draining
-  if (service_)
-    service_->shut_down();
-  if (server_) {
-    // Streams were told to end; give them and unary calls the grace
-    // period, then shut down at once: waiting in Shutdown itself would also
-    // wait for idle client connections to go away.
-    auto deadline = std::chrono::system_clock::now() + cfg_.shutdown_grace;
-    if (!service_->wait_idle(deadline))
-      log::warn("streams or calls still open after shutdown_grace; "
-                "cancelling them");
-    server_->Shutdown(std::chrono::system_clock::now());
-    server_->Wait();
-    log::debug("gRPC server stopped");
+  if (!service_)
+    return;
+  service_->shut_down();
+  // Streams were told to end; give them and unary calls the grace period.
+  auto deadline = std::chrono::system_clock::now() + cfg_.shutdown_grace;
+  if (!service_->wait_idle(deadline))
+    log::warn("streams or calls still open after shutdown_grace; "
+              "cancelling them");
+}
+
+bool broker_server::cancel_calls(std::chrono::milliseconds patience) {
+  // Shutdown with a past deadline cancels every call at once; Wait returns
+  // when gRPC let go of them, which a stalled client can delay for long.
+  struct outcome {
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool done = false;
+  };
+  auto result = std::make_shared<outcome>();
+  std::thread canceller{[server = server_.get(), result] {
+    server->Shutdown(std::chrono::system_clock::now());
+    server->Wait();
+    std::lock_guard<std::mutex> guard{result->mutex};
+    result->done = true;
+    result->cv.notify_all();
+  }};
+  std::unique_lock<std::mutex> guard{result->mutex};
+  if (!result->cv.wait_for(guard, patience, [&] { return result->done; })) {
+    canceller.detach(); // the process ends before it does
+    return false;
   }
-  {
-    caf::scoped_actor self{*system_};
-    self->request(router_, std::chrono::seconds(1), stats_atom_v)
-        .receive(
-            [](const router_stats& stats) {
-              log::info("stopping with " + std::to_string(stats.topics) +
-                        " topics and " + std::to_string(stats.subscriptions) +
-                        " subscriptions and groups");
-            },
-            [](caf::error&) {
-              log::warn("the router did not report at stop");
-            });
-    // Spec 9: say what was still held, since a stop loses it.
-    self->request(router_, std::chrono::seconds(1), list_atom_v)
-        .receive(
-            [](const std::vector<group_info>& groups) {
-              for (auto& g : groups)
-                log::info(
-                    "group \"" + g.name + "\" still held " +
-                    std::to_string(g.counters.pending + g.counters.in_flight) +
-                    " messages (" + std::to_string(g.counters.in_flight) +
-                    " in flight); they are dropped");
-            },
-            [](caf::error&) {
-              log::warn("the groups did not report at stop");
-            });
-  }
-  release();
+  guard.unlock();
+  canceller.join();
+  log::debug("gRPC server stopped");
+  return true;
+}
+
+void broker_server::log_what_is_held() {
+  caf::scoped_actor self{*system_};
+  auto patience = std::chrono::milliseconds(500);
+  self->request(router_, patience, stats_atom_v)
+      .receive(
+          [](const router_stats& stats) {
+            log::info("stopping with " + std::to_string(stats.topics) +
+                      " topics and " + std::to_string(stats.subscriptions) +
+                      " subscriptions and groups");
+          },
+          [](caf::error&) { log::warn("the router did not report at stop"); });
+  // Spec 9: say what was still held, since a stop loses it.
+  self->request(router_, patience, list_atom_v)
+      .receive(
+          [](const std::vector<group_info>& groups) {
+            for (auto& g : groups)
+              log::info(
+                  "group \"" + g.name + "\" still held " +
+                  std::to_string(g.counters.pending + g.counters.in_flight) +
+                  " messages (" + std::to_string(g.counters.in_flight) +
+                  " in flight); they are dropped");
+          },
+          [](caf::error&) { log::warn("the groups did not report at stop"); });
 }
 
 void broker_server::release() {

@@ -2,6 +2,7 @@
 
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,12 +47,32 @@ public:
   }
 
   /// Stops accepting, ends every stream with UNAVAILABLE, waits at most
-  /// `shutdown_grace` for calls to finish, logs what was still held and
-  /// stops the actors.
+  /// `shutdown_grace` for calls to finish, logs what was still held,
+  /// cancels what is left and stops the actors. Returns within
+  /// `shutdown_grace` plus about a second; see `abandoned()`.
   void stop();
+
+  /// Returns true if `stop()` gave up waiting for gRPC to let go of
+  /// cancelled calls (clients that stopped reading): the broker no longer
+  /// serves, but its threads still run, and the caller should end the
+  /// process (`tinybroker` does) rather than wait for them.
+  bool abandoned() const noexcept {
+    return abandoned_;
+  }
 
 private:
   error_info create_declared_groups();
+
+  // Turns health to NOT_SERVING, ends every stream and waits for streams
+  // and calls to end, at most `shutdown_grace`.
+  void drain();
+
+  // Logs the number of topics and subscriptions, and what each group held.
+  void log_what_is_held();
+
+  // Cancels every call and waits at most `patience` for gRPC to let go of
+  // them; false if it did not.
+  bool cancel_calls(std::chrono::milliseconds patience);
 
   // Stops the actors and the actor system without logging; start() calls
   // it when it fails, stop() when it is done draining.
@@ -66,6 +87,7 @@ private:
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
   bool running_ = false;
+  bool abandoned_ = false;
 };
 
 } // namespace tb

@@ -75,24 +75,30 @@ void publish_many(client::connection& conn, const std::string& topic,
 TEST(OneBrokerPerPort, ASecondBrokerOnABusyPortExits1NamingTheCause) {
   broker_process first;
   ASSERT_TRUE(first.wait_ready()) << first.output();
-  auto [code, out] = run_broker_command({"--listen", first.address()});
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("cannot listen on " + first.address() +
-                     ": address already in use"),
+  child_process second{TINYBROKER_BINARY, {"--listen", first.address()}};
+  auto code = second.wait_exit(patience);
+  ASSERT_TRUE(code.has_value()) << "the second broker runs on a busy port";
+  EXPECT_EQ(*code, 1) << second.output();
+  EXPECT_NE(second.output().find("cannot listen on " + first.address() +
+                                 ": address already in use"),
             std::string::npos)
-      << out;
-  EXPECT_EQ(out.find("stopping"), std::string::npos) << out;
+      << second.output();
+  EXPECT_EQ(second.output().find("stopping"), std::string::npos)
+      << second.output();
   EXPECT_EQ(first.stop(SIGTERM), 0);
 }
 
 TEST(OneBrokerPerPort, ABrokerWithItsOwnPoliciesRefusesABusyPortToo) {
   broker_process first;
   ASSERT_TRUE(first.wait_ready()) << first.output();
-  auto [code, out] =
-      run_command(std::string{TINYBROKER_EXAMPLES_DIR} + "/priority_broker",
-                  {"--listen", first.address()});
-  EXPECT_EQ(code, 1) << out;
-  EXPECT_NE(out.find("address already in use"), std::string::npos) << out;
+  child_process second{std::string{TINYBROKER_EXAMPLES_DIR} +
+                           "/priority_broker",
+                       {"--listen", first.address()}};
+  auto code = second.wait_exit(patience);
+  ASSERT_TRUE(code.has_value()) << "the second broker runs on a busy port";
+  EXPECT_EQ(*code, 1) << second.output();
+  EXPECT_NE(second.output().find("address already in use"), std::string::npos)
+      << second.output();
   EXPECT_EQ(first.stop(SIGTERM), 0);
 }
 
@@ -122,6 +128,32 @@ TEST(Shutdown, AClientThatStoppedReadingDoesNotHoldTheExitPastTheGrace) {
   EXPECT_EQ(*code, 0) << broker.output();
   EXPECT_LT(took, std::chrono::seconds(2)) << broker.output(); // grace + 1 s
   // Bounded by the shutdown itself, not by the last-resort watchdog.
+  EXPECT_EQ(broker.output().find("exiting now"), std::string::npos)
+      << broker.output();
+}
+
+TEST(Shutdown, AStoppedSubscriberProcessDoesNotHoldTheExitPastTheGrace) {
+  // The try from issue 10: a subscriber process stopped with SIGSTOP keeps
+  // its connection open but reads nothing, with megabytes queued for it.
+  // gRPC then held the exit ~15 s past the grace (its graceful GOAWAY).
+  auto config = write_temp_file("shutdown_grace = \"1s\"\n", ".toml");
+  broker_process broker{{"--config", config}};
+  ASSERT_TRUE(broker.wait_ready()) << broker.output();
+  child_process subscriber{std::string{TINYBROKER_TOOLS_DIR} +
+                               "/tinybroker-cli",
+                           {"--server", broker.address(), "sub", "slow.>"}};
+  ASSERT_TRUE(subscriber.wait_for_output("subscribed to slow.>", patience))
+      << subscriber.output();
+  ::kill(subscriber.pid(), SIGSTOP);
+  client::connection conn{broker.address()};
+  publish_many(conn, "slow.x", 300'000);
+  auto start = steady_clock::now();
+  auto code = broker.stop(SIGTERM, std::chrono::seconds(30));
+  auto took = steady_clock::now() - start;
+  ::kill(subscriber.pid(), SIGCONT);
+  ASSERT_TRUE(code.has_value()) << broker.output();
+  EXPECT_EQ(*code, 0) << broker.output();
+  EXPECT_LT(took, std::chrono::seconds(2)) << broker.output(); // grace + 1 s
   EXPECT_EQ(broker.output().find("exiting now"), std::string::npos)
       << broker.output();
 }
