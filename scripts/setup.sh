@@ -4,6 +4,7 @@
 #   scripts/setup.sh start   install what is missing, build, start the broker
 #   scripts/setup.sh test    install what is missing, build, run every test
 #   scripts/setup.sh asan    the same tests in an AddressSanitizer+UBSan build
+#   scripts/setup.sh tsan    the same tests in a ThreadSanitizer build
 #   scripts/setup.sh deps    only install what is missing
 #   scripts/setup.sh build   install and build (build/ by default)
 #
@@ -82,8 +83,20 @@ case "$cmd" in
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
     run_tests "$root/build-asan"
     ;;
+  tsan)
+    # -O1: TSan slows a Debug build's tests several times over; -O1 keeps
+    # the stacks readable and halves that.
+    install_deps
+    build "$root/build-tsan" -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTINYBROKER_SANITIZE=thread \
+      -DTINYBROKER_BENCH=OFF
+    # The e2e tests' broker processes inherit this: a report stops the
+    # broker with exit code 66, which the tests check.
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$root/tests/tsan.supp"
+    run_tests "$root/build-tsan"
+    ;;
   *)
-    sed -n '2,10p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac
