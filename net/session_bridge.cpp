@@ -4,6 +4,7 @@
 
 #include "net/session_reactor.hpp"
 #include "net/status.hpp"
+#include "net/tsan.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
@@ -21,6 +22,7 @@ void session_bridge::start(session_actor actor) {
 
 void session_bridge::start_read_locked() {
   reading_ = std::make_shared<tinybroker::v1::ClientFrame>();
+  tsan_release(reactor_);
   reactor_->StartRead(reading_.get());
 }
 
@@ -40,6 +42,7 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
   if (reactor_ == nullptr || finished_ || writing_)
     return;
   writing_ = std::move(frame);
+  tsan_release(reactor_);
   reactor_->StartWrite(writing_.get());
 }
 
@@ -69,6 +72,7 @@ void session_bridge::finish_locked(const grpc::Status& status) {
   if (finished_ || reactor_ == nullptr)
     return;
   finished_ = true;
+  tsan_release(reactor_);
   reactor_->Finish(status);
 }
 

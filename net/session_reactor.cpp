@@ -5,6 +5,7 @@
 #include "actors/session_actor.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"
+#include "net/tsan.hpp"
 
 namespace tb {
 
@@ -21,6 +22,7 @@ session_reactor::session_reactor(caf::actor_system& sys,
     : bridge_(std::make_shared<session_bridge>(this, max_unread_frames)),
       registry_(registry) {
   if (!registry_.add(bridge_)) {
+    tsan_release(this);
     Finish(to_grpc_status(ec::shutting_down, "the broker is shutting down"));
     return;
   }
@@ -30,14 +32,19 @@ session_reactor::session_reactor(caf::actor_system& sys,
 }
 
 void session_reactor::OnReadDone(bool ok) {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_read_done(ok);
+  tsan_release(this);
 }
 
 void session_reactor::OnWriteDone(bool ok) {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_write_done(ok);
+  tsan_release(this);
 }
 
 void session_reactor::OnDone() {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_done();
   registry_.remove(bridge_);
   delete this;
