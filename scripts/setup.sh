@@ -84,14 +84,15 @@ case "$cmd" in
     run_tests "$root/build-asan"
     ;;
   tsan)
-    # -O1: TSan slows a Debug build's tests several times over; -O1 keeps
-    # the stacks readable and halves that.
+    # Debug with -O1: TSan slows the programs down several times over; -O1
+    # wins some of that back and keeps the stacks readable.
     install_deps
     build "$root/build-tsan" -DCMAKE_BUILD_TYPE=Debug \
       -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTINYBROKER_SANITIZE=thread \
       -DTINYBROKER_BENCH=OFF
-    # The e2e tests' broker processes inherit this: a report stops the
-    # broker with exit code 66, which the tests check.
+    # The e2e tests' broker and client processes inherit this: a report
+    # stops the program with exit code 66, and the test helpers fail the
+    # test on a report in a program's output (tests/e2e/broker_process.cpp).
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$root/tests/tsan.supp"
     run_tests "$root/build-tsan"
     ;;
