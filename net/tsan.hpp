@@ -3,11 +3,11 @@
 // reaction (OnReadDone, OnWriteDone, OnDone) runs after the call that
 // started its operation (StartRead, StartWrite, Finish, the constructor),
 // and OnDone runs after every other reaction has returned.
-// No-ops in every other build.
+// No-ops in every other build (TINYBROKER_TSAN comes from CMake).
 
 #pragma once
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(TINYBROKER_TSAN)
 #  include <sanitizer/tsan_interface.h>
 #endif
 
@@ -16,7 +16,7 @@ namespace tb {
 /// Marks what this thread did so far as visible to a later
 /// `tsan_acquire(addr)` on any thread (ThreadSanitizer builds only).
 inline void tsan_release([[maybe_unused]] const void* addr) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(TINYBROKER_TSAN)
   __tsan_release(const_cast<void*>(addr));
 #endif
 }
@@ -24,7 +24,7 @@ inline void tsan_release([[maybe_unused]] const void* addr) {
 /// Orders this thread after every `tsan_release(addr)` so far
 /// (ThreadSanitizer builds only).
 inline void tsan_acquire([[maybe_unused]] const void* addr) {
-#if defined(__SANITIZE_THREAD__)
+#if defined(TINYBROKER_TSAN)
   __tsan_acquire(const_cast<void*>(addr));
 #endif
 }
