@@ -8,7 +8,7 @@
 #pragma once
 
 #if defined(TINYBROKER_TSAN)
-#  include <sanitizer/tsan_interface.h>
+#include <sanitizer/tsan_interface.h>
 #endif
 
 namespace tb {

@@ -13,7 +13,9 @@
 // `enqueue` releases on the mailbox element's address; a scheduled
 // actor's `consume`, `activate` and `reactivate` and a blocking actor's
 // mailbox visitor acquire on it; each then runs CAF's own function (found
-// with dlsym(RTLD_NEXT)). That is exactly the
+// with dlsym(RTLD_NEXT)). `enqueue` also releases on a key of the actor
+// that `cleanup` acquires: a terminating actor destroys the messages left
+// in its mailbox without consuming them. That is exactly the
 // ordering CAF's mailbox guarantees, no more: state shared outside
 // messages is still checked.
 
@@ -29,6 +31,11 @@
 #include <caf/scheduled_actor.hpp>
 
 namespace {
+
+// The key of every message ever enqueued to `self` (see cleanup).
+void* mailbox_key(void* self) {
+  return static_cast<char*>(self) + 1;
+}
 
 // Returns CAF's own definition of `symbol` (the next one after ours).
 template <class Fn>
@@ -51,9 +58,19 @@ void scheduled_actor::enqueue(mailbox_element_ptr ptr, execution_unit* eu) {
   static auto caf_enqueue = next_definition<fn>(
       "_ZN3caf15scheduled_actor7enqueueESt10unique_ptrINS_15mailbox_"
       "elementENS_6detail8disposerEEPNS_14execution_unitE");
-  if (ptr)
+  if (ptr) {
     __tsan_release(ptr.get());
+    __tsan_release(mailbox_key(this));
+  }
   caf_enqueue(this, std::move(ptr), eu);
+}
+
+bool scheduled_actor::cleanup(error&& fail_state, execution_unit* host) {
+  using fn = bool (*)(scheduled_actor*, error&&, execution_unit*);
+  static auto caf_cleanup = next_definition<fn>(
+      "_ZN3caf15scheduled_actor7cleanupEONS_5errorEPNS_14execution_unitE");
+  __tsan_acquire(mailbox_key(this));
+  return caf_cleanup(this, std::move(fail_state), host);
 }
 
 void scheduled_actor::launch(execution_unit* eu, bool lazy, bool hide) {
