@@ -26,6 +26,15 @@ add_library(caf_core INTERFACE)
 target_include_directories(caf_core SYSTEM INTERFACE ${CAF_INCLUDE_DIR})
 target_link_libraries(caf_core INTERFACE ${CAF_CORE_LIB} Threads::Threads)
 add_library(CAF::core ALIAS caf_core)
+# Under ThreadSanitizer every program with CAF gets the mailbox hooks that
+# show TSan CAF's message hand-over (tests/tsan/caf_mailbox_hooks.cpp);
+# -rdynamic exports them so that they take libcaf_core's place.
+if(tb_sanitize STREQUAL "thread")
+  target_sources(caf_core INTERFACE
+    ${PROJECT_SOURCE_DIR}/tests/tsan/caf_mailbox_hooks.cpp)
+  target_link_options(caf_core INTERFACE -rdynamic)
+  target_link_libraries(caf_core INTERFACE ${CMAKE_DL_LIBS})
+endif()
 
 # The standard gRPC health and reflection protos (Debian package grpc-proto).
 find_path(GRPC_STD_PROTO_DIR grpc/health/v1/health.proto

@@ -27,6 +27,15 @@ tb_generate(TB_PROTO_SRCS ${PROJECT_SOURCE_DIR}/proto tinybroker.proto)
 add_library(tb_proto STATIC ${TB_PROTO_SRCS})
 target_include_directories(tb_proto SYSTEM PUBLIC ${TB_GEN_DIR})
 target_link_libraries(tb_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
+# Under ThreadSanitizer every program with gRPC gets the hooks that show
+# TSan gRPC's absl::Mutex (tests/tsan/absl_mutex_hooks.cpp); -rdynamic
+# exports them so that they take libabsl_synchronization's place.
+if(tb_sanitize STREQUAL "thread")
+  target_sources(tb_proto INTERFACE
+    ${PROJECT_SOURCE_DIR}/tests/tsan/absl_mutex_hooks.cpp)
+  target_link_options(tb_proto INTERFACE -rdynamic)
+  target_link_libraries(tb_proto INTERFACE ${CMAKE_DL_LIBS})
+endif()
 
 set(TB_STD_PROTO_SRCS)
 tb_generate(TB_STD_PROTO_SRCS ${GRPC_STD_PROTO_DIR} grpc/health/v1/health.proto)

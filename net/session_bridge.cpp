@@ -8,6 +8,7 @@
 #include "net/log.hpp"
 #include "net/session_reactor.hpp"
 #include "net/status.hpp"
+#include "net/tsan.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
@@ -33,6 +34,7 @@ void session_bridge::start(session_actor actor) {
 
 void session_bridge::start_read_locked() {
   reading_.Clear();
+  tsan_release(reactor_);
   reactor_->StartRead(&reading_);
 }
 
@@ -67,6 +69,7 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
   }
   writing_.Swap(&bytes);
   write_pending_ = true;
+  tsan_release(reactor_);
   reactor_->StartWrite(&writing_);
 }
 
@@ -99,6 +102,7 @@ void session_bridge::finish_locked(const grpc::Status& status) {
   if (finished_ || reactor_ == nullptr)
     return;
   finished_ = true;
+  tsan_release(reactor_);
   reactor_->Finish(status);
 }
 

@@ -8,6 +8,7 @@
 #include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"
+#include "net/tsan.hpp"
 
 namespace tb {
 
@@ -25,6 +26,7 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                                std::move(peer))),
       registry_(registry) {
   if (auto err = registry_.add(bridge_)) {
+    tsan_release(this);
     Finish(to_grpc_status(err));
     return;
   }
@@ -39,14 +41,19 @@ session_reactor::session_reactor(caf::actor_system& sys,
 }
 
 void session_reactor::OnReadDone(bool ok) {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_read_done(ok);
+  tsan_release(this);
 }
 
 void session_reactor::OnWriteDone(bool ok) {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_write_done(ok);
+  tsan_release(this);
 }
 
 void session_reactor::OnDone() {
+  tsan_acquire(this); // see net/tsan.hpp
   bridge_->on_done();
   registry_.remove(bridge_);
   delete this;

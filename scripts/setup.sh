@@ -4,6 +4,7 @@
 #   scripts/setup.sh start   install what is missing, build, start the broker
 #   scripts/setup.sh test    install what is missing, build, run every test
 #   scripts/setup.sh asan    the same tests in an AddressSanitizer+UBSan build
+#   scripts/setup.sh tsan    the same tests in a ThreadSanitizer build
 #   scripts/setup.sh deps    only install what is missing
 #   scripts/setup.sh build   install and build (build/ by default)
 #   scripts/setup.sh fuzz    build the libFuzzer targets, run each a while
@@ -129,13 +130,26 @@ case "$cmd" in
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
     run_tests "$root/build-asan"
     ;;
+  tsan)
+    # Debug with -O1: TSan slows the programs down several times over; -O1
+    # wins some of that back and keeps the stacks readable.
+    install_deps
+    build "$root/build-tsan" -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_CXX_FLAGS_DEBUG="-g -O1" -DTINYBROKER_SANITIZE=thread \
+      -DTINYBROKER_BENCH=OFF
+    # The e2e tests' broker and client processes inherit this: a report
+    # stops the program with exit code 66, and the test helpers fail the
+    # test on a report in a program's output (tests/e2e/broker_process.cpp).
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$root/tests/tsan.supp"
+    run_tests "$root/build-tsan"
+    ;;
   fuzz)
     packages+=(clang libclang-rt-14-dev)
     install_deps
     run_fuzz
     ;;
   *)
-    sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
     ;;
 esac

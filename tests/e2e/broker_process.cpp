@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 namespace tb::test {
 
 namespace {
@@ -68,11 +70,23 @@ std::vector<std::string> free_port_args(std::vector<std::string> extra) {
   return args;
 }
 
+// Fails the running test if `output` (of the program `binary`) holds a
+// sanitizer report. Under TSan a report stops the program (halt_on_error)
+// but a test may have killed it already, or not look at its exit code.
+void expect_no_sanitizer_report(const std::string& binary,
+                                const std::string& output) {
+  for (auto marker : {"WARNING: ThreadSanitizer:", "ERROR: AddressSanitizer:",
+                      "ERROR: LeakSanitizer:", "runtime error:"})
+    if (output.find(marker) != std::string::npos)
+      ADD_FAILURE() << binary << " reported \"" << marker << "\":\n" << output;
+}
+
 } // namespace
 
 child_process::child_process(const std::string& binary,
                              const std::vector<std::string>& args) {
   auto [pid, fd] = spawn(binary, args);
+  binary_ = binary;
   pid_ = pid;
   reader_ = std::thread{[this, fd = fd] {
     read_output(fd);
@@ -86,6 +100,7 @@ child_process::~child_process() {
   }
   if (reader_.joinable())
     reader_.join();
+  expect_no_sanitizer_report(binary_, output_);
 }
 
 void child_process::read_output(int fd) {
@@ -196,6 +211,7 @@ std::pair<int, std::string> run_command(const std::string& binary,
   }
   close(fd);
   auto code = wait_for_pid(pid, std::chrono::seconds(20));
+  expect_no_sanitizer_report(binary, output);
   return {code.value_or(-1), output};
 }
 

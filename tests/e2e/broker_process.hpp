@@ -16,7 +16,7 @@
 namespace tb::test {
 
 /// A program started from the build tree, with its standard output and
-/// error captured.
+/// error captured. A sanitizer report in its output fails the test.
 class child_process {
 public:
   /// Starts `binary` with `args`.
@@ -58,6 +58,7 @@ public:
 private:
   void read_output(int fd);
 
+  std::string binary_;
   pid_t pid_ = -1;
   std::thread reader_;
   mutable std::mutex mutex_;
@@ -99,7 +100,8 @@ private:
 };
 
 /// Runs `binary` with `args` (and `*input` as its standard input, if
-/// given) to completion; returns its exit code and output.
+/// given) to completion; returns its exit code and output. A sanitizer
+/// report in the output fails the test.
 std::pair<int, std::string> run_command(const std::string& binary,
                                         const std::vector<std::string>& args,
                                         const std::string* input = nullptr);
