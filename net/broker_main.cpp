@@ -131,6 +131,7 @@ int run_broker(int argc, char** argv, const std::string& program) {
   log::parse_level(cfg.log_level, lvl);
   log::set_level(lvl);
 
+  log::capture_grpc_logs();
   auto signals = block_stop_signals();
   broker_server server{cfg};
   if (auto err = server.start()) {

@@ -5,12 +5,16 @@
 #include <cstdio>
 #include <ctime>
 #include <mutex>
+#include <string>
+
+#include <grpc/support/log.h>
 
 namespace tb::log {
 
 namespace {
 
 std::atomic<level> current_level{level::info};
+std::atomic<level> grpc_level{level::warn};
 std::mutex output_mutex;
 
 const char* name_of(level lvl) {
@@ -70,6 +74,16 @@ void write(level lvl, std::string_view text) {
                static_cast<int>(millis.count()), name_of(lvl),
                static_cast<int>(text.size()), text.data());
   std::fflush(stderr);
+}
+
+void capture_grpc_logs() {
+  gpr_set_log_function([](gpr_log_func_args* args) {
+    write(grpc_level.load(), std::string{"grpc: "} + args->message);
+  });
+}
+
+void set_grpc_level(level lvl) {
+  grpc_level = lvl;
 }
 
 } // namespace tb::log

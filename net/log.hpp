@@ -23,6 +23,15 @@ bool enabled(level lvl);
 /// Writes one line with a timestamp and the level. Thread-safe.
 void write(level lvl, std::string_view text);
 
+/// Sends gRPC's own log lines through `write`, prefixed `grpc: `, at the
+/// level set by `set_grpc_level` (warn unless changed). Call once, before
+/// gRPC logs anything worth keeping.
+void capture_grpc_logs();
+
+/// Sets the level gRPC's log lines are written at: the broker lowers them to
+/// debug while it starts to listen, since it explains a failed bind itself.
+void set_grpc_level(level lvl);
+
 /// Writes an info line.
 inline void info(std::string_view text) {
   write(level::info, text);

@@ -100,7 +100,11 @@ error_info broker_server::start() {
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(max_grpc_message_bytes);
   builder.SetMaxSendMessageSize(max_grpc_message_bytes);
+  // A failed bind is explained below in one line; gRPC's own account of it
+  // goes to the debug level.
+  log::set_grpc_level(log::level::debug);
   server_ = builder.BuildAndStart();
+  log::set_grpc_level(log::level::warn);
   if (!server_ || port == 0) {
     server_.reset();
     release();

@@ -85,6 +85,9 @@ TEST(OneBrokerPerPort, ASecondBrokerOnABusyPortExits1NamingTheCause) {
       << second.output();
   EXPECT_EQ(second.output().find("stopping"), std::string::npos)
       << second.output();
+  // One line that says it all, not gRPC's own multi-part account too.
+  EXPECT_EQ(second.output().find("No address added"), std::string::npos)
+      << second.output();
   EXPECT_EQ(first.stop(SIGTERM), 0);
 }
 
