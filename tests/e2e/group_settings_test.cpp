@@ -4,6 +4,7 @@
 // letters would come back to it is refused, here and in the config file.
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,11 @@ struct setting_case {
   const char* name;
   std::function<bool(const pb::GroupSettings&)> has_default;
 };
+
+/// Prints a setting case as its name in test listings.
+void PrintTo(const setting_case& x, std::ostream* os) {
+  *os << x.name;
+}
 
 /// A broker whose [groups.defaults] differ from the built-in defaults.
 class GroupDefaultsTest : public GroupAdminTest,
