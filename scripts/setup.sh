@@ -52,9 +52,34 @@ build() {
   cmake --build "$dir" -j "$jobs"
 }
 
-# run_fuzz: builds the libFuzzer targets (clang) in build-fuzz/ and runs each
-# for TINYBROKER_FUZZ_SECONDS (60) on a copy of its seed corpus in
-# tests/fuzz/corpus/; fails if any target finds a crash (docs/operations.md).
+# fuzz_one DIR TARGET SECONDS: runs one libFuzzer target on a fresh copy of
+# its seed corpus; prints one line and returns non-zero on a finding.
+fuzz_one() {
+  local dir=$1 target=$2 seconds=$3 log runs cov rc=0
+  rm -rf "$dir/corpus/$target" "$dir/crashes/$target"
+  mkdir -p "$dir/corpus/$target" "$dir/crashes/$target"
+  cp "$root/tests/fuzz/corpus/$target/"* "$dir/corpus/$target/"
+  log=$dir/fuzz_$target.log
+  "$dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=4096 \
+    -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
+    -artifact_prefix="$dir/crashes/$target/" "$dir/corpus/$target" \
+    >"$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+  if [ "$rc" -eq 0 ]; then
+    echo "fuzz_$target: ok, ${runs:-0} runs, coverage ${cov:-?}, ${seconds} s"
+    return 0
+  fi
+  echo "fuzz_$target: FAILED (exit $rc) after ${runs:-?} runs, coverage" \
+    "${cov:-?}; input in $dir/crashes/$target/, log $log" >&2
+  tail -n 40 "$log" >&2
+  return 1
+}
+
+# run_fuzz: builds the libFuzzer targets (clang) in build-fuzz/ and runs them
+# side by side, each for TINYBROKER_FUZZ_SECONDS (60) on a copy of its seed
+# corpus in tests/fuzz/corpus/; fails if any target finds a crash
+# (docs/operations.md).
 run_fuzz() {
   local dir=$root/build-fuzz seconds=${TINYBROKER_FUZZ_SECONDS:-60} failed=0
   if [ ! -f "$dir/build.ninja" ]; then
@@ -66,27 +91,13 @@ run_fuzz() {
   cmake --build "$dir" -j "$jobs" --target fuzz_targets
   export ASAN_OPTIONS=detect_leaks=1
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
-  local target log runs cov rc
+  local target pids=()
   for target in topic config session; do
-    rm -rf "$dir/corpus/$target" "$dir/crashes/$target"
-    mkdir -p "$dir/corpus/$target" "$dir/crashes/$target"
-    cp "$root/tests/fuzz/corpus/$target/"* "$dir/corpus/$target/"
-    log=$dir/fuzz_$target.log
-    rc=0
-    "$dir/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=4096 \
-      -rss_limit_mb=2048 -timeout=30 -print_final_stats=1 \
-      -artifact_prefix="$dir/crashes/$target/" "$dir/corpus/$target" \
-      >"$log" 2>&1 || rc=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
-    if [ "$rc" -eq 0 ]; then
-      echo "fuzz_$target: ok, ${runs:-0} runs, coverage ${cov:-?}, ${seconds} s"
-    else
-      failed=1
-      echo "fuzz_$target: FAILED (exit $rc) after ${runs:-?} runs, coverage" \
-        "${cov:-?}; input in $dir/crashes/$target/, log $log" >&2
-      tail -n 40 "$log" >&2
-    fi
+    fuzz_one "$dir" "$target" "$seconds" &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do
+    wait "$pid" || failed=1
   done
   return $failed
 }
