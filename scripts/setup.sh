@@ -153,7 +153,9 @@ case "$cmd" in
     # The e2e tests' broker and client processes inherit this: a report
     # stops the program with exit code 66, and the test helpers fail the
     # test on a report in a program's output (tests/e2e/broker_process.cpp).
-    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$root/tests/tsan.supp"
+    # atexit_sleep_ms=0: TSan otherwise sleeps a second in every exiting
+    # program, which the shutdown tests would take for a slow exit.
+    export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:history_size=4:atexit_sleep_ms=0:suppressions=$root/tests/tsan.supp"
     run_tests "$root/build-tsan"
     ;;
   fuzz)
