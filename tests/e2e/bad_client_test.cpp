@@ -327,7 +327,7 @@ TEST_F(BadClientTest, SubscribeUnsubscribeCyclesLeaveNothingBehind) {
 TEST_F(BadClientTest, ConnectDisconnectCyclesLeaveNothingBehind) {
   // Under ASan a cycle takes 8 ms instead of 1.6: 2,500 cycles still look
   // for memory errors over thousands of connections within the timeout.
-  constexpr size_t cycles = under_asan ? 2500 : 10000;
+  constexpr size_t cycles = under_sanitizer ? 2500 : 10000;
   // Each cycle is a new connection (TCP and HTTP/2) with a Session stream
   // that subscribes and then ends: by a clean close, or (every other
   // cycle) by cancelling, as a crashed client would.

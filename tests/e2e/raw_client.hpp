@@ -148,21 +148,22 @@ inline grpc::Status raw_publish(const std::shared_ptr<grpc::Channel>& channel,
   return status;
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-/// True in the AddressSanitizer build (`scripts/setup.sh asan`), where the
-/// broker runs several times slower.
-inline constexpr bool under_asan = true;
+#if defined(__SANITIZE_ADDRESS__) || defined(TINYBROKER_TSAN)
+/// True in the sanitizer builds (`scripts/setup.sh asan`, `tsan`), where the
+/// broker runs several times slower and its RSS is mostly the sanitizer's.
+inline constexpr bool under_sanitizer = true;
 #else
-/// True in the AddressSanitizer build (`scripts/setup.sh asan`), where the
-/// broker runs several times slower.
-inline constexpr bool under_asan = false;
+/// True in the sanitizer builds (`scripts/setup.sh asan`, `tsan`), where the
+/// broker runs several times slower and its RSS is mostly the sanitizer's.
+inline constexpr bool under_sanitizer = false;
 #endif
 
 /// True when the broker's RSS tells about its own memory use: not under
-/// AddressSanitizer, whose shadow memory and quarantine of freed blocks
-/// (256 MiB by default) dominate it. Tests print their RSS figures either
-/// way and assert bounds on them only when this holds.
-inline constexpr bool rss_is_meaningful = !under_asan;
+/// AddressSanitizer (shadow memory, a quarantine of freed blocks of 256 MiB
+/// by default) nor ThreadSanitizer (shadow memory, history). Tests print
+/// their RSS figures either way and assert bounds on them only when this
+/// holds.
+inline constexpr bool rss_is_meaningful = !under_sanitizer;
 
 /// Returns the resident set size of process `pid` in KiB (VmRSS in
 /// /proc/<pid>/status), or 0 if it cannot be read.
