@@ -39,6 +39,12 @@ public:
   /// Ends the stream: with OK when `code` is `ec::none`, else with the gRPC
   /// status that `code` maps to. Later calls do nothing.
   virtual void finish(ec code, const std::string& text) = 0;
+
+  /// Returns the client's address as gRPC reports it ("ipv4:127.0.0.1:5000"),
+  /// for Stats and log lines; empty if unknown.
+  virtual std::string peer() const {
+    return {};
+  }
 };
 
 /// A shared handle to a frame sink.

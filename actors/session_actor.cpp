@@ -251,6 +251,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
                                   ctx.limits.max_session_buffered_bytes};
   st.ctx = std::move(ctx);
   st.sink = std::move(sink);
+  st.started = std::chrono::steady_clock::now();
+  if (st.sink)
+    st.peer = st.sink->peer();
   if (st.sink)
     self->attach_functor([sink = st.sink](const caf::error&) {
       sink->finish(ec::shutting_down, "the session ended");

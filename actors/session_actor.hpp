@@ -10,6 +10,7 @@
 
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -96,6 +97,10 @@ struct session_state {
   broker_context ctx;
   /// Where frames go; null for the unary publisher.
   frame_sink_ptr sink;
+  /// The client's address (empty for the unary publisher).
+  std::string peer;
+  /// When the session started.
+  std::chrono::steady_clock::time_point started;
   /// Routes of the topics this session publishes to.
   route_cache routes{1024};
   /// Fan-out subscriptions and their unwritten deliveries.

@@ -13,15 +13,6 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-// Answers a call that is not available yet.
-grpc::ServerUnaryReactor* not_yet(grpc::CallbackServerContext* ctx,
-                                  const char* what) {
-  auto* reactor = ctx->DefaultReactor();
-  reactor->Finish(to_grpc_status(ec::unimplemented,
-                                 std::string{what} + " is not available yet"));
-  return reactor;
-}
-
 // The request and reply of one unary Publish call, parsed and serialized
 // by the service (the method is raw, see broker_callback_service).
 struct publish_call {
@@ -128,10 +119,31 @@ broker_service::ListGroups(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+void broker_service::collect_stats(const pb::StatsRequest& request,
+                                   stats_callback done) {
+  stats_sources sources;
+  sources.sys = &sys_;
+  sources.router = ctx_.router;
+  sources.sessions = sessions_.actors();
+  sources.publishers = publishers_;
+  sources.started = started_;
+  tb::collect_stats(std::move(sources), request, std::move(done));
+}
+
 grpc::ServerUnaryReactor*
-broker_service::Stats(grpc::CallbackServerContext* ctx, const pb::StatsRequest*,
-                      pb::StatsReply*) {
-  return not_yet(ctx, "Stats");
+broker_service::Stats(grpc::CallbackServerContext* ctx,
+                      const pb::StatsRequest* req, pb::StatsReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  collect_stats(
+      *req, [reactor, reply](pb::StatsReply& result, const error_info& err) {
+        if (err) {
+          reactor->Finish(to_grpc_status(err));
+          return;
+        }
+        reply->Swap(&result);
+        reactor->Finish(grpc::Status::OK);
+      });
+  return reactor;
 }
 
 } // namespace tb

@@ -9,6 +9,7 @@
 
 #include "actors/broker_context.hpp"
 #include "net/session_reactor.hpp"
+#include "net/stats_collector.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb {
@@ -45,6 +46,12 @@ public:
   bool wait_idle(std::chrono::system_clock::time_point deadline) {
     return sessions_.wait_idle(deadline);
   }
+
+  /// Collects the counters `request` asks for and hands them to `done` (on
+  /// a CAF thread); used by the Stats call, the metrics endpoint and the
+  /// periodic log summary.
+  void collect_stats(const tinybroker::v1::StatsRequest& request,
+                     stats_callback done);
 
   /// Returns the number of open Session streams.
   std::size_t open_sessions() const {
@@ -84,6 +91,8 @@ private:
   std::atomic<size_t> next_publisher_{0};
   std::atomic<bool> shutting_down_{false};
   session_registry sessions_;
+  std::chrono::steady_clock::time_point started_ =
+      std::chrono::steady_clock::now();
 };
 
 } // namespace tb

@@ -32,6 +32,11 @@ void session_bridge::start(session_actor actor) {
   start_read_locked();
 }
 
+session_actor session_bridge::actor() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return actor_;
+}
+
 void session_bridge::start_read_locked() {
   reading_.Clear();
   tsan_release(reactor_);

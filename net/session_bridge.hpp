@@ -44,12 +44,16 @@ public:
                  std::string peer);
 
   /// Returns the client's address, as gRPC names it.
-  const std::string& peer() const {
+  std::string peer() const override {
     return peer_;
   }
 
   /// Binds the session actor and starts reading. Reactor thread only.
   void start(session_actor actor);
+
+  /// Returns the session actor once started (else an invalid handle).
+  /// Thread-safe.
+  session_actor actor();
 
   // -- frame_sink (session actor only)
   // ------------------------------------------

@@ -122,4 +122,14 @@ std::size_t session_registry::size() const {
   return bridges_.size();
 }
 
+std::vector<session_actor> session_registry::actors() const {
+  std::vector<session_actor> result;
+  std::lock_guard<std::mutex> guard{mutex_};
+  result.reserve(bridges_.size());
+  for (auto& bridge : bridges_)
+    if (auto actor = bridge->actor())
+      result.push_back(std::move(actor));
+  return result;
+}
+
 } // namespace tb

@@ -78,6 +78,9 @@ public:
   /// Returns the number of live bridges.
   std::size_t size() const;
 
+  /// Returns the session actors of the live streams.
+  std::vector<session_actor> actors() const;
+
   /// Counts a unary call in flight (so shutdown can wait for it).
   void call_started();
 

@@ -1,0 +1,56 @@
+// Collects the Stats reply: asks the router, then every actor it names and
+// every session actor, and adds up what they report. Counters live in each
+// actor and are only added up here, on request: the hot path shares no
+// counter between threads.
+//
+//   Stats call --> collector --stats--> router   (topics, groups, extensions)
+//                      |------stats--> each group, listed topic, session
+//                      +--> StatsReply (totals over all, lists filtered)
+
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+
+#include "actors/error.hpp"
+#include "actors/protocol.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+/// Receives a finished Stats reply, or why there is none. Called exactly
+/// once, on a CAF thread.
+using stats_callback =
+    std::function<void(tinybroker::v1::StatsReply& reply, const error_info&)>;
+
+/// What the collector reads besides the actors.
+struct stats_sources {
+  /// The broker's actor system.
+  caf::actor_system* sys = nullptr;
+  /// The router.
+  router_actor router;
+  /// The session actors of the open streams.
+  std::vector<session_actor> sessions;
+  /// The unary publishers and the dead-letter publisher (their published
+  /// counts belong to the broker totals).
+  std::vector<session_actor> publishers;
+  /// When the broker started.
+  std::chrono::steady_clock::time_point started;
+};
+
+/// The most entries a list of the Stats reply holds.
+constexpr uint32_t max_stats_limit = 10000;
+
+/// The entries a list holds when the request names no limit.
+constexpr uint32_t default_stats_limit = 100;
+
+/// Collects the counters `request` asks for; calls `done` once. A request
+/// that cannot be served (a bad topic pattern) fails with an error naming it.
+void collect_stats(stats_sources sources,
+                   const tinybroker::v1::StatsRequest& request,
+                   stats_callback done);
+
+} // namespace tb
