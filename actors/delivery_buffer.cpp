@@ -88,6 +88,8 @@ void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
   sub.queue.pop_front();
   if (sub.unreported++ == 0)
     lossy_.push_back(id);
+  if (sub.unlogged++ == 0)
+    unlogged_.push_back(id);
   ++sub.dropped;
   ++dropped_total_;
 }
@@ -170,6 +172,24 @@ std::vector<drop_notice> delivery_buffer::take_drop_notices() {
   }
   lossy_.clear();
   return result;
+}
+
+std::vector<drop_notice> delivery_buffer::take_new_losses() {
+  std::vector<drop_notice> result;
+  for (auto id : unlogged_) {
+    auto i = subs_.find(id);
+    if (i == subs_.end() || i->second.unlogged == 0)
+      continue;
+    result.push_back(drop_notice{id, i->second.unlogged, i->second.dropped});
+    i->second.unlogged = 0;
+  }
+  unlogged_.clear();
+  return result;
+}
+
+std::size_t delivery_buffer::queued(uint64_t subscription_id) const {
+  auto i = subs_.find(subscription_id);
+  return i == subs_.end() ? 0 : i->second.queue.size();
 }
 
 } // namespace tb

@@ -83,6 +83,20 @@ public:
   /// Returns and resets the losses not yet reported.
   std::vector<drop_notice> take_drop_notices();
 
+  /// Returns true if a subscription lost messages since the last
+  /// `take_new_losses()`.
+  bool has_new_losses() const noexcept {
+    return !unlogged_.empty();
+  }
+
+  /// Returns and resets the losses since the last call, for the session's
+  /// log; independent of `take_drop_notices()`, which tells the client.
+  std::vector<drop_notice> take_new_losses();
+
+  /// Returns the number of messages buffered for a subscription (0 if the
+  /// id is unknown).
+  std::size_t queued(uint64_t subscription_id) const;
+
   /// Returns the number of buffered messages.
   std::size_t buffered() const noexcept {
     return buffered_;
@@ -104,6 +118,7 @@ private:
     bool confirmed = false;
     bool queued_ready = false;
     uint64_t unreported = 0;
+    uint64_t unlogged = 0;
     uint64_t dropped = 0;
   };
 
@@ -116,8 +131,9 @@ private:
   std::size_t per_subscription_;
   std::size_t max_bytes_;
   subscription_map subs_;
-  std::deque<uint64_t> ready_;  // confirmed subscriptions with messages
-  std::vector<uint64_t> lossy_; // subscriptions with unreported losses
+  std::deque<uint64_t> ready_;     // confirmed subscriptions with messages
+  std::vector<uint64_t> lossy_;    // subscriptions with unreported losses
+  std::vector<uint64_t> unlogged_; // subscriptions with losses not logged
   std::size_t buffered_ = 0;
   std::size_t buffered_bytes_ = 0;
   uint64_t dropped_total_ = 0;

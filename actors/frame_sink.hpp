@@ -45,6 +45,15 @@ public:
   virtual std::string peer() const {
     return {};
   }
+
+  /// Returns how the stream ended, for the session's last log line:
+  /// `client_closed`, `client_cancelled` (the client cancelled the call or
+  /// the connection broke), `broker_shutdown`, `malformed_frame`,
+  /// `write_failed` or an error code's name; empty while the stream runs or
+  /// if the sink cannot tell. Called from the session actor only.
+  virtual std::string end_reason() const {
+    return {};
+  }
 };
 
 /// A shared handle to a frame sink.

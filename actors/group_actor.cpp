@@ -77,8 +77,16 @@ bool path_names(std::string_view path, std::string_view group) {
 void dead_letter(group_pointer self, const group_ledger::held& held,
                  const char* reason) {
   auto& st = self->state;
+  auto log_line = [&](std::string_view topic, const char* because) {
+    auto count =
+        topic.empty() ? st.counters.dropped : st.counters.dead_lettered;
+    if (auto wake = st.dead_letter_lines.record(
+            {reason, topic, because, held.attempts, count}, now(self)))
+      self->delayed_send(self, *wake, log_tick_atom_v);
+  };
   if (st.settings.dead_letter == "none" || !st.ctx.dead_letters) {
     ++st.counters.dropped;
+    log_line({}, "dead_letter_none");
     return;
   }
   auto& original = *held.msg;
@@ -86,6 +94,7 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
   auto* path = find_header(headers, dead_letter_headers::path);
   if (path != nullptr && path_names(*path, st.group)) {
     ++st.counters.dropped;
+    log_line({}, "dead_letter_loop");
     return;
   }
   auto new_path = path == nullptr ? st.group : *path + "," + st.group;
@@ -104,9 +113,10 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
                    std::chrono::system_clock::now().time_since_epoch())
                    .count();
   ++st.counters.dead_lettered;
+  auto topic = dead_letter_topic(st.group, st.settings);
+  log_line(topic, "");
   self->send(st.ctx.dead_letters, dlq_atom_v,
-             message_record::make(st.ctx.message_ids->reserve(1), nanos,
-                                  dead_letter_topic(st.group, st.settings),
+             message_record::make(st.ctx.message_ids->reserve(1), nanos, topic,
                                   original.payload(), original.key(), headers));
 }
 
@@ -365,6 +375,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
   st.group = std::move(name);
   st.settings = std::move(settings);
   st.ctx = std::move(ctx);
+  st.dead_letter_lines.set_group(st.group);
   st.policy = policy_registry::make(st.settings.policy, st.settings);
   if (st.policy == nullptr)
     st.policy = std::make_unique<round_robin_policy>();
@@ -425,6 +436,10 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         }
       },
       [self](tick_atom) { on_tick(self); },
+      [self](log_tick_atom) {
+        if (auto wake = self->state.dead_letter_lines.tick(now(self)))
+          self->delayed_send(self, *wake, log_tick_atom_v);
+      },
       [self](stats_atom) { return info(self->state); },
       [self](delete_atom) {
         auto& st = self->state;
@@ -432,6 +447,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           self->send(member.session, kicked_atom_v, member.subscription_id,
                      "the group \"" + st.group + "\" was deleted");
         auto dropped = static_cast<uint64_t>(st.ledger.clear());
+        st.dead_letter_lines.flush(now(self));
         self->quit();
         return dropped;
       },

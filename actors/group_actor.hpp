@@ -25,6 +25,7 @@
 
 #include "actors/broker_context.hpp"
 #include "actors/group_ledger.hpp"
+#include "actors/group_log.hpp"
 #include "actors/group_policy.hpp"
 #include "actors/protocol.hpp"
 
@@ -63,6 +64,8 @@ struct group_state {
   bool tick_scheduled = false;
   /// Counters.
   group_counters counters;
+  /// The lines of its dead letters, rate limited.
+  dead_letter_log dead_letter_lines;
 };
 
 /// The group's handle type with its state.

@@ -96,6 +96,10 @@ CAF_ADD_ATOM(tinybroker, tb, dlq_atom, "dlq")
 CAF_ADD_ATOM(tinybroker, tb, add_group_atom, "add_group")
 /// Router -> topic: stop routing to a group.
 CAF_ADD_ATOM(tinybroker, tb, del_group_atom, "del_group")
+/// Timer of an actor's rate-limited log lines: report what was suppressed.
+CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
+/// gRPC side -> log actor: a call or stream was refused (net/log_actor.hpp).
+CAF_ADD_ATOM(tinybroker, tb, refused_atom, "refused")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -212,7 +216,7 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<gdeliver_atom, group_delivery_batch>,
     caf::reacts_to<expired_atom, std::vector<uint64_t>>,
     caf::reacts_to<kicked_atom, uint64_t, std::string>,
-    caf::reacts_to<dlq_atom, message_ref>>;
+    caf::reacts_to<dlq_atom, message_ref>, caf::reacts_to<log_tick_atom>>;
 
 /// A consumer group: holds matching messages until a member acks them (see
 /// actors/group_actor.hpp).
@@ -226,7 +230,8 @@ using group_actor = caf::typed_actor<
     caf::reacts_to<reject_atom, session_actor, std::vector<uint64_t>>,
     caf::reacts_to<progress_atom, session_actor, std::vector<uint64_t>>,
     caf::reacts_to<tick_atom>, caf::replies_to<stats_atom>::with<group_info>,
-    caf::replies_to<delete_atom>::with<uint64_t>>;
+    caf::replies_to<delete_atom>::with<uint64_t>,
+    caf::reacts_to<log_tick_atom>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {

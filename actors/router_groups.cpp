@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <memory>
+#include <variant>
 
 #include "actors/policy_registry.hpp"
 #include "actors/router_actor.hpp"
 #include "actors/routing/pattern.hpp"
 #include "actors/routing/topic.hpp"
 #include "config/group_checks.hpp"
+#include "log/log.hpp"
 
 namespace tb {
 
@@ -39,13 +41,32 @@ error_info check_group_count(const router_state& st) {
                              std::to_string(st.max_groups) + " groups");
 }
 
+// Logs a group's creation or deletion.
+void log_group(const char* what, const std::string& name,
+               const group_settings& settings, const char* key,
+               std::variant<const char*, uint64_t> value) {
+  if (auto* text = std::get_if<const char*>(&value))
+    log::info(what, {{"group", name},
+                     {"pattern", settings.pattern},
+                     {"policy", settings.policy},
+                     {key, *text}});
+  else
+    log::info(what, {{"group", name},
+                     {"pattern", settings.pattern},
+                     {"policy", settings.policy},
+                     {key, std::get<uint64_t>(value)}});
+}
+
 // Spawns a group, enters it in the trie and in every matching topic, and
 // calls `ready(group)` once every publisher caching those topics knows it
-// (at once when no topic matches).
+// (at once when no topic matches). `origin` says who asked, for the log:
+// `request` (the config or CreateGroup) or `auto` (a first member).
 template <class Ready>
 group_actor spawn_group(router_pointer self, const std::string& name,
-                        const group_settings& settings, Ready ready) {
+                        const group_settings& settings, const char* origin,
+                        Ready ready) {
   auto& st = self->state;
+  log_group("group created", name, settings, "origin", origin);
   // Linked: a group stops with the router.
   auto group =
       self->spawn<caf::linked>(group_actor_impl, name, settings, st.group_ctx);
@@ -94,7 +115,7 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
   auto promise = self->make_response_promise<group_info>();
   auto info = group_info{name, settings, {}};
   spawn_group(
-      self, name, settings,
+      self, name, settings, "request",
       [promise, info](const group_actor&) mutable { promise.deliver(info); });
   return promise;
 }
@@ -137,7 +158,7 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
     promise.deliver(make_caf_error(err.code, err.text));
     return promise;
   }
-  spawn_group(self, name, settings, join);
+  spawn_group(self, name, settings, "auto", join);
   return promise;
 }
 
@@ -148,8 +169,18 @@ caf::result<uint64_t> delete_group(router_pointer self,
   if (i == st.groups.end())
     return make_caf_error(ec::unknown_group, "no group named \"" + name + "\"");
   auto group = i->second.handle;
+  auto settings = i->second.settings;
   forget_group(self, group.address());
-  return self->delegate(group, delete_atom_v);
+  // Asked rather than delegated: the router logs the dropped count.
+  auto promise = self->make_response_promise<uint64_t>();
+  self->request(group, caf::infinite, delete_atom_v)
+      .then(
+          [promise, name, settings](uint64_t dropped) mutable {
+            log_group("group deleted", name, settings, "dropped", dropped);
+            promise.deliver(dropped);
+          },
+          [promise](caf::error& err) mutable { promise.deliver(err); });
+  return promise;
 }
 
 caf::result<std::vector<group_info>> list_groups(router_pointer self) {

@@ -29,6 +29,23 @@ error_info check_batch_size(const session_state& st, int size,
                                                  std::to_string(limit));
 }
 
+// Writes the session's last log line. It is written here, by the actor,
+// because only the actor knows its final counts: the bridge knows how the
+// stream ended, but the counts it could ask for would lag behind what the
+// actor still writes. The actor writes it as it stops (after its last
+// frame, or when the bridge tells it the stream is gone, having recorded
+// how), so no delivery is counted after the line. `fallback` names the end
+// if the sink cannot.
+void log_end(session_pointer self, const char* fallback) {
+  auto& st = self->state;
+  if (!st.sink || st.logs.is_closed())
+    return;
+  auto ended = st.sink->end_reason();
+  st.logs.closed(
+      st.stats, st.deliveries.dropped_total(), ended.empty() ? fallback : ended,
+      std::chrono::steady_clock::now() - st.started, self->clock().now());
+}
+
 // Ends the session once everything queued has been written.
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
@@ -37,6 +54,7 @@ void finish_if_drained(session_pointer self) {
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");
+  log_end(self, "client_closed");
   self->quit();
 }
 
@@ -68,6 +86,7 @@ void subscribe(session_pointer self, uint64_t request_id,
     return;
   }
   st.deliveries.add(id);
+  st.logs.subscribed(id, req.pattern());
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
                 caf::actor_cast<session_actor>(self))
@@ -87,6 +106,7 @@ void subscribe(session_pointer self, uint64_t request_id,
             auto& st = self->state;
             if (st.deliveries.remove(id))
               --st.stats.subscriptions;
+            st.logs.unsubscribed(id, self->clock().now());
             queue_error(self, request_id, "subscribe", id,
                         make_error_info(ec::internal, "the router failed: " +
                                                           to_string(err)));
@@ -108,6 +128,7 @@ void unsubscribe(session_pointer self, uint64_t request_id,
     return;
   }
   --st.stats.subscriptions;
+  st.logs.unsubscribed(id, self->clock().now());
   self->send(st.ctx.router, unsub_atom_v, id,
              caf::actor_cast<session_actor>(self));
   auto frame = std::make_unique<pb::ServerFrame>();
@@ -195,6 +216,14 @@ void queue_error(session_pointer self, uint64_t request_id, const char* request,
   err->set_reason(std::string{to_string(error.code)});
   err->set_message(error.text);
   self->state.control.push_back(std::move(frame));
+  log_refusal(self, request, error);
+}
+
+void log_refusal(session_pointer self, std::string_view request,
+                 const error_info& error, std::string_view peer) {
+  if (auto wake =
+          self->state.logs.refused(request, error, self->clock().now(), peer))
+    self->delayed_send(self, *wake, log_tick_atom_v);
 }
 
 void release_frame(session_pointer self) {
@@ -235,6 +264,8 @@ void flush(session_pointer self) {
     }
     st.sink->write(std::move(frame));
   }
+  if (st.logs.losing())
+    st.logs.check_caught_up(st.deliveries, self->clock().now());
   while (st.owed_reads > 0 && st.control.size() < max_control_frames) {
     --st.owed_reads;
     st.sink->frame_consumed();
@@ -254,10 +285,19 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
   st.started = std::chrono::steady_clock::now();
   if (st.sink)
     st.peer = st.sink->peer();
+  st.logs.set_peer(st.peer);
   if (st.sink)
     self->attach_functor([sink = st.sink](const caf::error&) {
       sink->finish(ec::shutting_down, "the session ended");
     });
+  // As CAF's default handler, plus the last log line: the bridge sends the
+  // exit when the stream is gone (see log_end).
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (!msg.reason)
+      return;
+    log_end(self, "stopped");
+    self->quit(msg.reason);
+  });
   return {
       [self](frame_atom, const client_frame_ptr& frame) {
         if (!self->state.closing)
@@ -274,6 +314,8 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
           return;
         for (auto& item : batch.items)
           st.deliveries.push(item.subscription_id, item.message);
+        if (st.deliveries.has_new_losses())
+          st.logs.lost(st.deliveries.take_new_losses(), self->clock().now());
         flush(self);
       },
       [self](route_atom, const route_ref& route) {
@@ -310,6 +352,10 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
         job->positions.push_back(0);
         job->accepted.push_back(std::move(msg));
         run_publish(self, std::move(job));
+      },
+      [self](log_tick_atom) {
+        if (auto wake = self->state.logs.tick(self->clock().now()))
+          self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) {
         auto& st = self->state;

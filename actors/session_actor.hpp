@@ -15,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "actors/frame_sink.hpp"
 #include "actors/protocol.hpp"
 #include "actors/route_cache.hpp"
+#include "actors/session_log.hpp"
 
 namespace google::protobuf {
 template <typename Element>
@@ -125,6 +127,8 @@ struct session_state {
   bool sweep_scheduled = false;
   /// Counters.
   session_stats stats;
+  /// Its log lines: refusals, slow-consumer losses, its end.
+  session_log logs;
 };
 
 /// The session's handle type with its state.
@@ -149,6 +153,11 @@ std::shared_ptr<publish_job> make_publish_job(
 /// Queues an error frame that names the refused request.
 void queue_error(session_pointer self, uint64_t request_id, const char* request,
                  uint64_t subscription_id, const error_info& error);
+
+/// Logs a refused request (rate limited) of this session's client, or of
+/// `peer` (a unary call's client) if given.
+void log_refusal(session_pointer self, std::string_view request,
+                 const error_info& error, std::string_view peer = {});
 
 /// Writes what the stream can take now.
 void flush(session_pointer self);

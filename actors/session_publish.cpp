@@ -73,9 +73,9 @@ void fill_results(const publish_job& job,
   }
 }
 
-// Without a confirm, refused messages still get an answer: one error frame
-// per publish frame, naming the first problem and how many were refused.
-void report_refusals(session_pointer self, const publish_job& job) {
+// Returns the refusals of a job as one error naming the first problem and
+// how many messages were refused, or no error if none was.
+error_info refusals_of(const publish_job& job) {
   const error_info* first = nullptr;
   size_t refused = 0;
   for (auto& outcome : job.outcomes)
@@ -85,13 +85,19 @@ void report_refusals(session_pointer self, const publish_job& job) {
         first = &outcome.error;
     }
   if (first == nullptr)
-    return;
-  queue_error(
-      self, job.request_id, "publish", 0,
-      make_error_info(first->code,
-                      std::to_string(refused) + " of " +
-                          std::to_string(job.outcomes.size()) +
-                          " messages refused; the first: " + first->text));
+    return {};
+  return make_error_info(first->code,
+                         std::to_string(refused) + " of " +
+                             std::to_string(job.outcomes.size()) +
+                             " messages refused; the first: " + first->text);
+}
+
+// Without a confirm, refused messages still get an answer: one error frame
+// per publish frame, naming the first problem and how many were refused.
+// (queue_error logs it.)
+void report_refusals(session_pointer self, const publish_job& job) {
+  if (auto err = refusals_of(job))
+    queue_error(self, job.request_id, "publish", 0, err);
 }
 
 // Answers the publisher once every destination took the batch.
@@ -100,6 +106,8 @@ void finish_publish(session_pointer self, publish_job& job) {
   --st.publishing;
   if (job.unary) {
     fill_results(job, *job.unary->reply->mutable_results());
+    if (auto err = refusals_of(job))
+      log_refusal(self, "Publish", err, job.unary->peer);
     job.unary->complete(error_info{});
     return;
   }
@@ -109,6 +117,8 @@ void finish_publish(session_pointer self, publish_job& job) {
     confirm->set_request_id(job.request_id);
     fill_results(job, *confirm->mutable_results());
     st.control.push_back(std::move(frame));
+    if (auto err = refusals_of(job))
+      log_refusal(self, "publish", err);
   } else {
     report_refusals(self, job);
   }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "actors/error.hpp"
 
@@ -43,6 +44,8 @@ struct unary_call {
   tinybroker::v1::PublishReply* reply = nullptr;
   /// Completes the call: OK when the code is `ec::none`, else that status.
   std::function<void(const error_info&)> finish;
+  /// The client's address, for log lines.
+  std::string peer;
 };
 
 } // namespace tb

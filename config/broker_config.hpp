@@ -134,6 +134,12 @@ struct broker_config {
   std::string listen = "127.0.0.1:7400";
   /// The lowest log level written: trace, debug, info, warn, error or off.
   std::string log_level = "info";
+  /// How log lines are written: "text" (for people) or "json" (one JSON
+  /// object per line, for log shippers).
+  std::string log_format = "text";
+  /// How often the broker logs a one-line summary of its counters; zero
+  /// (`"0s"` or `"off"` in the file) turns the summary off.
+  std::chrono::milliseconds log_summary_interval{60000};
   /// How long shutdown waits for streams to end before the process exits.
   std::chrono::milliseconds shutdown_grace{5000};
   /// How long a topic with no traffic and no subscriber keeps its counters.
@@ -161,14 +167,14 @@ struct broker_config {
 
 /// Returns true if `x` and `y` are equal in every member, `source` included.
 inline bool operator==(const broker_config& x, const broker_config& y) {
-  return std::tie(x.listen, x.log_level, x.shutdown_grace, x.topic_idle_timeout,
-                  x.health_service, x.reflection, x.worker_threads, x.scheduler,
-                  x.limits, x.auto_create_groups, x.group_defaults, x.groups,
-                  x.source) ==
-         std::tie(y.listen, y.log_level, y.shutdown_grace, y.topic_idle_timeout,
-                  y.health_service, y.reflection, y.worker_threads, y.scheduler,
-                  y.limits, y.auto_create_groups, y.group_defaults, y.groups,
-                  y.source);
+  return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
+                  x.shutdown_grace, x.topic_idle_timeout, x.health_service,
+                  x.reflection, x.worker_threads, x.scheduler, x.limits,
+                  x.auto_create_groups, x.group_defaults, x.groups, x.source) ==
+         std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
+                  y.shutdown_grace, y.topic_idle_timeout, y.health_service,
+                  y.reflection, y.worker_threads, y.scheduler, y.limits,
+                  y.auto_create_groups, y.group_defaults, y.groups, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

@@ -2,6 +2,7 @@
 // every key with its meaning; values shown are the built-in defaults):
 //
 //   listen = "127.0.0.1:7400"   log_level = "info"   worker_threads = 0
+//   log_format = "text"         log_summary_interval = "60s" (or "off")
 //   shutdown_grace = "5s"       topic_idle_timeout = "60s"
 //   [limits]          every limits_config field under its own name:
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
@@ -214,6 +215,18 @@ public:
                   });
   }
 
+  // Returns a reader for a duration that may be "off" (zero).
+  field_fn duration_or_off(std::chrono::milliseconds& out) {
+    return number(out, 0, max_duration_ms,
+                  "a duration of at most 8760h like \"60s\" or \"5m\", or "
+                  "\"off\" (also \"0s\")",
+                  [](std::string_view t) -> std::optional<uint64_t> {
+                    if (t == "off")
+                      return 0;
+                    return detail::parse_scaled(t, time_units, max_duration_ms);
+                  });
+  }
+
   // Returns a reader for an overflow policy.
   field_fn overflow(overflow_policy& out) {
     return [this, &out](const toml::value& v, const std::string& path) {
@@ -308,6 +321,10 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
                             "\"trace\", \"debug\", \"info\", \"warn\", "
                             "\"error\" or \"off\"",
                             level)},
+       {"log_format",
+        r.text(cfg.log_format, "\"text\" or \"json\"",
+               [](std::string_view t) { return t == "text" || t == "json"; })},
+       {"log_summary_interval", r.duration_or_off(cfg.log_summary_interval)},
        {"shutdown_grace", r.duration(cfg.shutdown_grace, 0)},
        {"topic_idle_timeout", r.duration(cfg.topic_idle_timeout, 1)},
        {"worker_threads", r.count(cfg.worker_threads, 0, 1024)},
@@ -492,7 +509,11 @@ std::string describe(const broker_config& cfg) {
   };
   const auto& l = cfg.limits;
   os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "
-     << cfg.log_level << ", worker_threads " << cfg.worker_threads
+     << cfg.log_level << ", log_format " << cfg.log_format
+     << ", log_summary_interval "
+     << (cfg.log_summary_interval.count() == 0 ? "off"
+                                               : ms(cfg.log_summary_interval))
+     << ", worker_threads " << cfg.worker_threads
      << (cfg.worker_threads == 0 ? " (one per core)" : "") << ", scheduler "
      << cfg.scheduler << ", shutdown_grace " << ms(cfg.shutdown_grace)
      << ", topic_idle_timeout " << ms(cfg.topic_idle_timeout)

@@ -35,6 +35,7 @@ rate_limiter::verdict rate_limiter::admit(std::string_view kind,
 }
 
 std::vector<rate_limiter::suppressed> rate_limiter::take_ended(time_point now) {
+  timer_asked_ = false;
   std::vector<suppressed> result;
   auto done = [&](const window& w) {
     if (!ended(w, now))
@@ -49,6 +50,7 @@ std::vector<rate_limiter::suppressed> rate_limiter::take_ended(time_point now) {
 }
 
 std::vector<rate_limiter::suppressed> rate_limiter::take_all(time_point now) {
+  timer_asked_ = false;
   std::vector<suppressed> result;
   for (auto& w : windows_)
     if (w.suppressed > 0)
@@ -64,6 +66,17 @@ std::optional<rate_limiter::time_point> rate_limiter::next_report() const {
     if (w.suppressed > 0 && (!result || w.start + interval_ < *result))
       result = w.start + interval_;
   return result;
+}
+
+std::optional<rate_limiter::duration>
+rate_limiter::timer_needed(time_point now) {
+  if (timer_asked_)
+    return std::nullopt;
+  auto due = next_report();
+  if (!due)
+    return std::nullopt;
+  timer_asked_ = true;
+  return *due > now ? *due - now : duration::zero();
 }
 
 std::string format_seconds(rate_limiter::duration d) {

@@ -10,7 +10,10 @@
 //
 // Not thread-safe, by design: each actor owns its limiter (actor state), so
 // the path that counts an event takes no lock. Time is passed in, never
-// read, so tests drive it by hand and actors pass their clock's time.
+// read, so tests drive it by hand and actors pass their clock's time. An
+// actor reports suppressed counts on a timer it arms when `timer_needed`
+// says so, so a count is reported when its window ends even if no other
+// event of its kind follows.
 
 #pragma once
 
@@ -76,6 +79,12 @@ public:
   /// a timer should call `take_ended`), or nothing if no window does.
   std::optional<time_point> next_report() const;
 
+  /// Returns after how long the owner's timer should call `take_ended`, if
+  /// a suppressed count waits for it and no timer was asked for since the
+  /// last `take_ended` or `take_all`; an actor then sends itself a delayed
+  /// message, at most one at a time.
+  std::optional<duration> timer_needed(time_point now);
+
   /// Returns the number of events of every kind suppressed so far, over all
   /// windows (reported or not).
   uint64_t suppressed_total() const noexcept {
@@ -109,6 +118,7 @@ private:
   // A handful of kinds at most (reasons of refusals): a vector beats a map.
   std::vector<window> windows_;
   uint64_t suppressed_total_ = 0;
+  bool timer_asked_ = false;
 };
 
 /// Returns `d` in seconds as a log line says it: `10`, `2.5` or `0.3`.

@@ -12,7 +12,6 @@
 #include <pthread.h>
 #include <string>
 #include <thread>
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
@@ -60,11 +59,25 @@ std::string allocator_name() {
 void arm_exit_watchdog(std::chrono::steady_clock::time_point deadline) {
   std::thread([deadline] {
     std::this_thread::sleep_until(deadline);
-    static constexpr char text[] =
-        "WARN  shutdown took longer than shutdown_grace + 1s; exiting now\n";
-    [[maybe_unused]] auto written = ::write(2, text, sizeof(text) - 1);
+    tb::log::write_raw(tb::log::level::warn,
+                       "shutdown took longer than shutdown_grace + 1s; "
+                       "exiting now");
     std::_Exit(0);
   }).detach();
+}
+
+// Logs each line of the config summary as a line of its own: every log
+// line is one event, so that a log shipper never sees half a summary.
+void log_config(const std::string& summary) {
+  std::string::size_type begin = 0;
+  while (begin <= summary.size()) {
+    auto end = summary.find('\n', begin);
+    if (end == std::string::npos)
+      end = summary.size();
+    if (end > begin)
+      tb::log::info(std::string_view{summary}.substr(begin, end - begin));
+    begin = end + 1;
+  }
 }
 
 } // namespace
@@ -89,6 +102,16 @@ int run_broker(int argc, char** argv, const std::string& program) {
   app.add_option("-l,--listen", listen,
                  "listen address HOST:PORT (overrides the config; port 0 "
                  "picks a free port)");
+  std::string log_level;
+  std::string log_format;
+  app.add_option("--log-level", log_level,
+                 "lowest level logged: trace, debug, info, warn, error or "
+                 "off (overrides the config)")
+      ->type_name("LEVEL");
+  app.add_option("--log-format", log_format,
+                 "how log lines are written: text, or json (one JSON object "
+                 "per line; overrides the config)")
+      ->type_name("FORMAT");
   app.set_version_flag("--version", program + " " + TINYBROKER_VERSION);
   try {
     app.parse(argc, argv);
@@ -122,14 +145,37 @@ int run_broker(int argc, char** argv, const std::string& program) {
     }
     cfg.listen = listen;
   }
+  log::level lvl = log::level::info;
+  if (!log_level.empty()) {
+    if (!log::parse_level(log_level, lvl)) {
+      std::fprintf(stderr,
+                   "%s: --log-level: got \"%s\"; expected trace, debug, "
+                   "info, warn, error or off\n",
+                   program.c_str(), log_level.c_str());
+      return 2;
+    }
+    cfg.log_level = log_level;
+  }
+  log::format fmt = log::format::text;
+  if (!log_format.empty()) {
+    if (!log::parse_format(log_format, fmt)) {
+      std::fprintf(stderr,
+                   "%s: --log-format: got \"%s\"; expected text or json\n",
+                   program.c_str(), log_format.c_str());
+      return 2;
+    }
+    cfg.log_format = log_format;
+  }
   if (checking) {
     std::printf("%s\n%s: the config is valid\n", describe(cfg).c_str(),
                 check_file.c_str());
     return 0;
   }
-  log::level lvl = log::level::info;
+  // The loader accepted only valid names, and the flags were checked above.
   log::parse_level(cfg.log_level, lvl);
   log::set_level(lvl);
+  log::parse_format(cfg.log_format, fmt);
+  log::set_format(fmt);
 
   log::capture_grpc_logs();
   auto signals = block_stop_signals();
@@ -138,7 +184,7 @@ int run_broker(int argc, char** argv, const std::string& program) {
     log::error(err.text);
     return 1;
   }
-  log::info(describe(cfg));
+  log_config(describe(cfg));
   log::info("memory allocator: " + allocator_name());
   log::info(program + " " + TINYBROKER_VERSION + " listening on " +
             server.address() + " (config: " + cfg.source + ")");

@@ -17,6 +17,18 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
+// The end reason of a stream the broker ends with `code`.
+const char* end_reason_of(ec code) {
+  switch (code) {
+  case ec::none:
+    return "client_closed"; // the session drained after the client closed
+  case ec::shutting_down:
+    return "broker_shutdown";
+  default:
+    return "error";
+  }
+}
+
 } // namespace
 
 session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
@@ -65,11 +77,11 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
   if (reactor_ == nullptr || finished_ || write_pending_)
     return;
   if (!serialized.ok()) {
-    log::error(
-        "session from " + peer_ +
-        ": a server frame does not serialize: " + serialized.error_message());
+    log::error("a server frame does not serialize",
+               {{"peer", peer_}, {"error", serialized.error_message()}});
     finish_locked(grpc::Status{grpc::StatusCode::INTERNAL,
-                               "the broker could not serialize a frame"});
+                               "the broker could not serialize a frame"},
+                  "internal");
     return;
   }
   writing_.Swap(&bytes);
@@ -91,21 +103,33 @@ void session_bridge::frame_consumed() {
 
 void session_bridge::finish(ec code, const std::string& text) {
   std::lock_guard<std::mutex> guard{mutex_};
-  finish_or_defer_locked(to_grpc_status(code, text));
+  finish_or_defer_locked(to_grpc_status(code, text), end_reason_of(code));
 }
 
-void session_bridge::finish_or_defer_locked(const grpc::Status& status) {
+std::string session_bridge::end_reason() const {
+  std::lock_guard<std::mutex> guard{mutex_};
+  return ended_;
+}
+
+void session_bridge::finish_or_defer_locked(const grpc::Status& status,
+                                            const char* reason) {
   if (write_pending_) {
-    if (!finish_after_write_)
+    if (!finish_after_write_) {
       finish_after_write_ = status;
+      if (ended_.empty() && !finished_ && reactor_ != nullptr)
+        ended_ = reason;
+    }
     return;
   }
-  finish_locked(status);
+  finish_locked(status, reason);
 }
 
-void session_bridge::finish_locked(const grpc::Status& status) {
+void session_bridge::finish_locked(const grpc::Status& status,
+                                   const char* reason) {
   if (finished_ || reactor_ == nullptr)
     return;
+  if (ended_.empty())
+    ended_ = reason;
   finished_ = true;
   tsan_release(reactor_);
   reactor_->Finish(status);
@@ -131,11 +155,11 @@ void session_bridge::on_read_done(bool ok) {
   }
   if (!frame) {
     // Spec 7: a malformed frame ends the stream, with a status saying why.
-    log::warn("session from " + peer_ + ": malformed client frame (" +
-              parsed.error_message() +
-              "); ending the stream with INVALID_ARGUMENT");
+    log::warn("malformed client frame; ending the stream with "
+              "INVALID_ARGUMENT",
+              {{"peer", peer_}, {"error", parsed.error_message()}});
     read_ended_ = true;
-    finish_or_defer_locked(parsed);
+    finish_or_defer_locked(parsed, "malformed_frame");
     return;
   }
   ++unread_;
@@ -152,11 +176,12 @@ void session_bridge::on_write_done(bool ok) {
   writing_.Clear();
   if (!ok) {
     finish_locked(grpc::Status{grpc::StatusCode::CANCELLED,
-                               "writing to the client failed"});
+                               "writing to the client failed"},
+                  "write_failed");
     return;
   }
   if (finish_after_write_) {
-    finish_locked(*finish_after_write_);
+    finish_locked(*finish_after_write_, "error"); // its reason is set
     return;
   }
   if (write_wanted_) {
@@ -167,6 +192,10 @@ void session_bridge::on_write_done(bool ok) {
 
 void session_bridge::on_done() {
   std::lock_guard<std::mutex> guard{mutex_};
+  // Set before the actor hears of the end (below), so its last log line
+  // says how the stream ended.
+  if (ended_.empty())
+    ended_ = "client_cancelled";
   reactor_ = nullptr;
   finished_ = true;
   write_pending_ = false;

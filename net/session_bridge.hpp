@@ -48,6 +48,11 @@ public:
     return peer_;
   }
 
+  /// Returns how the stream ended: the reason of the first end the bridge
+  /// was asked for, or `client_cancelled` if the stream ended without one.
+  /// Thread-safe.
+  std::string end_reason() const override;
+
   /// Binds the session actor and starts reading. Reactor thread only.
   void start(session_actor actor);
 
@@ -80,10 +85,10 @@ public:
 
 private:
   void start_read_locked();
-  void finish_locked(const grpc::Status& status);
-  void finish_or_defer_locked(const grpc::Status& status);
+  void finish_locked(const grpc::Status& status, const char* reason);
+  void finish_or_defer_locked(const grpc::Status& status, const char* reason);
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   session_reactor* reactor_;
   std::string peer_;
   session_actor actor_;
@@ -97,6 +102,8 @@ private:
   bool read_ended_ = false;
   bool write_wanted_ = false;
   bool finished_ = false;
+  // How the stream ended (see frame_sink::end_reason); empty while it runs.
+  std::string ended_;
 };
 
 } // namespace tb

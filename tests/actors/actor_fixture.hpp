@@ -90,6 +90,16 @@ public:
     finish_text = text;
   }
 
+  /// Returns `peer_name`.
+  std::string peer() const override {
+    return peer_name;
+  }
+
+  /// Returns `ended`.
+  std::string end_reason() const override {
+    return ended;
+  }
+
   /// Makes `ready_to_write()` answer false, as during a slow write.
   void set_busy() {
     busy_ = true;
@@ -146,6 +156,11 @@ public:
   std::string finish_text;
   /// The session writing here; weak, so the sink keeps no actor alive.
   caf::actor_addr session;
+  /// The client's address the sink reports (none unless a test sets one
+  /// before spawning the session).
+  std::string peer_name;
+  /// How the stream ended, as the sink reports it (a test sets it).
+  std::string ended;
 
 private:
   bool busy_ = false;
@@ -292,9 +307,11 @@ protected:
     return ctx;
   }
 
-  /// Spawns a session writing to a fresh recording sink.
-  test_session spawn_session(tb::broker_context ctx) {
+  /// Spawns a session writing to a fresh recording sink that reports
+  /// `peer` as the client's address.
+  test_session spawn_session(tb::broker_context ctx, std::string peer = {}) {
     auto sink = std::make_shared<recording_sink>();
+    sink->peer_name = std::move(peer);
     auto hdl = sys.spawn(tb::session_actor_impl, std::move(ctx),
                          tb::frame_sink_ptr{sink});
     sink->session = hdl.address();

@@ -242,5 +242,42 @@ TEST_F(DeliveryBuffer, RemovedSubscriptionReportsNoLosses) {
   EXPECT_TRUE(buf.take_drop_notices().empty());
 }
 
+TEST_F(DeliveryBuffer, LossesForTheLogAreCountedApartFromTheNotices) {
+  delivery_buffer buf{2, 1 << 20};
+  buf.add(1);
+  buf.add(2);
+  buf.confirm(1);
+  EXPECT_FALSE(buf.has_new_losses());
+  push_range(buf, 1, 1, 5);
+  push_range(buf, 2, 6, 6);
+  EXPECT_TRUE(buf.has_new_losses());
+  // Telling the client does not reset what the log has not seen.
+  EXPECT_EQ(buf.take_drop_notices().size(), 1u);
+  auto losses = buf.take_new_losses();
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_EQ(losses[0].subscription_id, 1u);
+  EXPECT_EQ(losses[0].count, 3u);
+  EXPECT_EQ(losses[0].total, 3u);
+  EXPECT_FALSE(buf.has_new_losses());
+  push_range(buf, 1, 7, 7);
+  losses = buf.take_new_losses();
+  ASSERT_EQ(losses.size(), 1u);
+  EXPECT_EQ(losses[0].count, 1u);
+  EXPECT_EQ(losses[0].total, 4u);
+  EXPECT_TRUE(buf.take_new_losses().empty());
+}
+
+TEST_F(DeliveryBuffer, QueuedCountsWhatASubscriptionHolds) {
+  delivery_buffer buf{16, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  EXPECT_EQ(buf.queued(1), 0u);
+  EXPECT_EQ(buf.queued(9), 0u);
+  push_range(buf, 1, 1, 3);
+  EXPECT_EQ(buf.queued(1), 3u);
+  drain(buf, 2);
+  EXPECT_EQ(buf.queued(1), 1u);
+}
+
 } // namespace
 } // namespace tb

@@ -51,6 +51,8 @@ TEST(config_loader, every_key_is_read) {
   auto cfg = config_of(R"(
 listen = "0.0.0.0:9000"
 log_level = "debug"
+log_format = "json"
+log_summary_interval = "5m"
 shutdown_grace = "250ms"
 topic_idle_timeout = "2m"
 worker_threads = 3
@@ -94,6 +96,8 @@ policy = "round_robin"
   auto want = defaults();
   want.listen = "0.0.0.0:9000";
   want.log_level = "debug";
+  want.log_format = "json";
+  want.log_summary_interval = 5min;
   want.shutdown_grace = 250ms;
   want.topic_idle_timeout = 2min;
   want.worker_threads = 3;
@@ -127,6 +131,12 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
       {"listen = \"h:70000\"", "t.toml:1:", "listen:", "from 0 to 65535"},
       {"\nlog_level = \"loud\"", "t.toml:2:", "log_level: got \"loud\"",
        "expected \"trace\", \"debug\""},
+      {"log_format = \"xml\"", "t.toml:1:", "log_format: got \"xml\"",
+       "expected \"text\" or \"json\""},
+      {"log_summary_interval = \"soon\"",
+       "t.toml:1:", "log_summary_interval:", "or \"off\" (also \"0s\")"},
+      {"log_summary_interval = true", "t.toml:1:", "got a boolean",
+       "a duration"},
       {"shutdown_grace = \"5 s\"",
        "t.toml:1:", "shutdown_grace:", "expected a duration of at most 8760h"},
       {"topic_idle_timeout = \"0s\"",
@@ -193,6 +203,24 @@ TEST(config_loader, too_long_group_names_are_refused) {
       std::string::npos);
   auto ok = config_of("[groups." + name.substr(1) + "]\npattern = \"a\"");
   EXPECT_EQ(ok.groups.count(name.substr(1)), 1u);
+}
+
+TEST(config_loader, the_log_summary_is_on_by_default_and_can_be_off) {
+  EXPECT_EQ(broker_config{}.log_summary_interval, 60s);
+  EXPECT_EQ(broker_config{}.log_format, "text");
+  EXPECT_EQ(config_of("log_summary_interval = \"off\"").log_summary_interval,
+            0ms);
+  EXPECT_EQ(config_of("log_summary_interval = \"0s\"").log_summary_interval,
+            0ms);
+  EXPECT_EQ(config_of("log_summary_interval = 1500").log_summary_interval,
+            1500ms);
+  auto off = config_of("log_summary_interval = \"off\"");
+  EXPECT_NE(describe(off).find("log_summary_interval off"), std::string::npos)
+      << describe(off);
+  EXPECT_NE(describe(broker_config{})
+                .find("log_format text, log_summary_interval 1m"),
+            std::string::npos)
+      << describe(broker_config{});
 }
 
 TEST(config_loader, unknown_keys_are_errors_at_every_level) {

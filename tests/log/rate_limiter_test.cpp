@@ -109,6 +109,21 @@ TEST_F(RateLimiterTest, TakeAllReportsOpenWindowsWithTheirLength) {
   EXPECT_EQ(admitted("a", 4), 3); // a fresh window
 }
 
+TEST_F(RateLimiterTest, TimerIsAskedForOnceUntilTheReportsAreTaken) {
+  EXPECT_FALSE(limiter.timer_needed(now).has_value());
+  admitted("a", 4);
+  EXPECT_EQ(limiter.timer_needed(now), 10s);
+  now += 3s;
+  admitted("b", 4); // a timer is already asked for
+  EXPECT_FALSE(limiter.timer_needed(now).has_value());
+  now += 7s; // the timer fires: a's window ended, b's has 3 s to go
+  ASSERT_EQ(limiter.take_ended(now).size(), 1u);
+  EXPECT_EQ(limiter.timer_needed(now), 3s);
+  now += 3s;
+  ASSERT_EQ(limiter.take_ended(now).size(), 1u);
+  EXPECT_FALSE(limiter.timer_needed(now).has_value());
+}
+
 TEST_F(RateLimiterTest, ABurstOfZeroSuppressesEverything) {
   rate_limiter silent{0, 10s};
   EXPECT_FALSE(silent.admit("a", now).write);
