@@ -179,13 +179,13 @@ int run_broker(int argc, char** argv, const std::string& program) {
 
   log::capture_grpc_logs();
   auto signals = block_stop_signals();
+  log_config(describe(cfg));
+  log::info("memory allocator: " + allocator_name());
   broker_server server{cfg};
   if (auto err = server.start()) {
     log::error(err.text);
     return 1;
   }
-  log_config(describe(cfg));
-  log::info("memory allocator: " + allocator_name());
   log::info(program + " " + TINYBROKER_VERSION + " listening on " +
             server.address() + " (config: " + cfg.source + ")");
   int sig = 0;

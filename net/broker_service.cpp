@@ -52,9 +52,12 @@ grpc::ServerUnaryReactor*
 broker_service::Publish(grpc::CallbackServerContext* ctx,
                         const grpc::ByteBuffer* req, grpc::ByteBuffer* reply) {
   auto* reactor = ctx->DefaultReactor();
+  refusal_reporter report{logger_, "Publish", ctx->peer()};
   if (shutting_down_ || publishers_.empty()) {
-    reactor->Finish(
-        to_grpc_status(ec::shutting_down, "the broker is shutting down"));
+    auto err =
+        make_error_info(ec::shutting_down, "the broker is shutting down");
+    report(err);
+    reactor->Finish(to_grpc_status(err));
     return reactor;
   }
   auto parsed = std::make_shared<publish_call>();
@@ -62,6 +65,7 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   if (auto status =
           parse_request(*const_cast<grpc::ByteBuffer*>(req), parsed->request);
       !status.ok()) {
+    report(make_error_info(ec::invalid_request, status.error_message()));
     reactor->Finish(status);
     return reactor;
   }
@@ -69,8 +73,13 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   // The publisher moves payloads out of the request instead of copying.
   call->request = &parsed->request;
   call->reply = &parsed->reply;
+  call->peer = report.peer;
   sessions_.call_started();
-  call->finish = [this, reactor, reply, parsed](const error_info& status) {
+  // A call refused as a whole (a batch beyond the limit, a stop) is logged
+  // here; messages refused one by one are logged by the publisher.
+  call->finish = [this, reactor, reply, parsed,
+                  report = std::move(report)](const error_info& status) {
+    report(status);
     auto result = to_grpc_status(status);
     bool own_buffer = false;
     if (result.ok())
@@ -86,10 +95,13 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
 
 session_stream_reactor*
 broker_service::Session(grpc::CallbackServerContext* ctx) {
-  if (shutting_down_)
-    return new refusing_reactor(
-        to_grpc_status(ec::shutting_down, "the broker is shutting down"));
-  return new session_reactor(sys_, ctx_, sessions_, ctx->peer());
+  if (shutting_down_) {
+    auto err =
+        make_error_info(ec::shutting_down, "the broker is shutting down");
+    refusal_reporter{logger_, "Session", ctx->peer()}(err);
+    return new refusing_reactor(to_grpc_status(err));
+  }
+  return new session_reactor(sys_, ctx_, sessions_, ctx->peer(), logger_);
 }
 
 grpc::ServerUnaryReactor*
@@ -97,7 +109,8 @@ broker_service::CreateGroup(grpc::CallbackServerContext* ctx,
                             const pb::CreateGroupRequest* req,
                             pb::GroupInfo* reply) {
   auto* reactor = ctx->DefaultReactor();
-  create_group_call(sys_, ctx_.router, group_defaults_, *req, reply, reactor);
+  create_group_call(sys_, ctx_.router, group_defaults_, *req, reply, reactor,
+                    refusal_reporter{logger_, "CreateGroup", ctx->peer()});
   return reactor;
 }
 
@@ -106,7 +119,8 @@ broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
                             const pb::DeleteGroupRequest* req,
                             pb::DeleteGroupReply* reply) {
   auto* reactor = ctx->DefaultReactor();
-  delete_group_call(sys_, ctx_.router, req->name(), reply, reactor);
+  delete_group_call(sys_, ctx_.router, req->name(), reply, reactor,
+                    refusal_reporter{logger_, "DeleteGroup", ctx->peer()});
   return reactor;
 }
 
@@ -115,7 +129,8 @@ broker_service::ListGroups(grpc::CallbackServerContext* ctx,
                            const pb::ListGroupsRequest*,
                            pb::ListGroupsReply* reply) {
   auto* reactor = ctx->DefaultReactor();
-  list_groups_call(sys_, ctx_.router, reply, reactor);
+  list_groups_call(sys_, ctx_.router, reply, reactor,
+                   refusal_reporter{logger_, "ListGroups", ctx->peer()});
   return reactor;
 }
 
@@ -134,15 +149,18 @@ grpc::ServerUnaryReactor*
 broker_service::Stats(grpc::CallbackServerContext* ctx,
                       const pb::StatsRequest* req, pb::StatsReply* reply) {
   auto* reactor = ctx->DefaultReactor();
-  collect_stats(
-      *req, [reactor, reply](pb::StatsReply& result, const error_info& err) {
-        if (err) {
-          reactor->Finish(to_grpc_status(err));
-          return;
-        }
-        reply->Swap(&result);
-        reactor->Finish(grpc::Status::OK);
-      });
+  collect_stats(*req,
+                [reactor, reply,
+                 report = refusal_reporter{logger_, "Stats", ctx->peer()}](
+                    pb::StatsReply& result, const error_info& err) {
+                  if (err) {
+                    report(err);
+                    reactor->Finish(to_grpc_status(err));
+                    return;
+                  }
+                  reply->Swap(&result);
+                  reactor->Finish(grpc::Status::OK);
+                });
   return reactor;
 }
 

@@ -8,6 +8,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/broker_context.hpp"
+#include "net/log_actor.hpp"
 #include "net/session_reactor.hpp"
 #include "net/stats_collector.hpp"
 #include "tinybroker.grpc.pb.h"
@@ -38,6 +39,12 @@ public:
   broker_service(caf::actor_system& sys, broker_context ctx,
                  std::vector<session_actor> publishers,
                  group_settings group_defaults);
+
+  /// Sends refusals of calls and streams to `logger` from now on. Call
+  /// before the server starts.
+  void set_logger(log_actor logger) {
+    logger_ = std::move(logger);
+  }
 
   /// Refuses new calls and ends every stream with UNAVAILABLE.
   void shut_down();
@@ -91,6 +98,7 @@ private:
   std::atomic<size_t> next_publisher_{0};
   std::atomic<bool> shutting_down_{false};
   session_registry sessions_;
+  log_actor logger_;
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
 };

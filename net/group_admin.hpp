@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/protocol.hpp"
+#include "net/log_actor.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
@@ -21,22 +22,25 @@ error_info from_proto(const tinybroker::v1::GroupSettings& in,
 /// Writes `in` as the wire form.
 void to_proto(const group_info& in, tinybroker::v1::GroupInfo& out);
 
-/// Answers CreateGroup through `reactor`.
+/// Answers CreateGroup through `reactor`; a refusal goes to `report`.
 void create_group_call(caf::actor_system& sys, router_actor router,
                        const group_settings& defaults,
                        const tinybroker::v1::CreateGroupRequest& req,
                        tinybroker::v1::GroupInfo* reply,
-                       grpc::ServerUnaryReactor* reactor);
+                       grpc::ServerUnaryReactor* reactor,
+                       refusal_reporter report);
 
-/// Answers DeleteGroup through `reactor`.
+/// Answers DeleteGroup through `reactor`; a refusal goes to `report`.
 void delete_group_call(caf::actor_system& sys, router_actor router,
                        const std::string& name,
                        tinybroker::v1::DeleteGroupReply* reply,
-                       grpc::ServerUnaryReactor* reactor);
+                       grpc::ServerUnaryReactor* reactor,
+                       refusal_reporter report);
 
-/// Answers ListGroups through `reactor`.
+/// Answers ListGroups through `reactor`; a refusal goes to `report`.
 void list_groups_call(caf::actor_system& sys, router_actor router,
                       tinybroker::v1::ListGroupsReply* reply,
-                      grpc::ServerUnaryReactor* reactor);
+                      grpc::ServerUnaryReactor* reactor,
+                      refusal_reporter report);
 
 } // namespace tb

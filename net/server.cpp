@@ -87,6 +87,14 @@ error_info broker_server::start() {
         system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
   service_ = std::make_unique<broker_service>(*system_, ctx, publishers_,
                                               cfg_.group_defaults);
+  logger_ =
+      system_->spawn(log_actor_impl, cfg_.log_summary_interval,
+                     stats_source{[service = service_.get()](
+                                      const tinybroker::v1::StatsRequest& req,
+                                      stats_callback done) {
+                       service->collect_stats(req, std::move(done));
+                     }});
+  service_->set_logger(logger_);
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -225,7 +233,17 @@ void broker_server::log_what_is_held() {
           [](caf::error&) { log::warn("the groups did not report at stop"); });
 }
 
+void broker_server::stop_logger() {
+  if (!logger_)
+    return;
+  caf::scoped_actor self{*system_};
+  self->send_exit(logger_, caf::exit_reason::user_shutdown);
+  self->wait_for(logger_);
+  logger_ = nullptr;
+}
+
 void broker_server::release() {
+  stop_logger();
   for (auto& publisher : publishers_)
     caf::anon_send_exit(publisher, caf::exit_reason::user_shutdown);
   if (router_)

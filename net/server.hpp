@@ -10,6 +10,7 @@
 #include "actors/error.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
+#include "net/log_actor.hpp"
 
 namespace caf {
 class actor_system;
@@ -78,11 +79,16 @@ private:
   // it when it fails, stop() when it is done draining.
   void release();
 
+  // Stops the log actor and waits for it, so that its summary no longer
+  // asks the service (about to be destroyed) for counters.
+  void stop_logger();
+
   broker_config cfg_;
   std::unique_ptr<caf::actor_system_config> system_config_;
   std::unique_ptr<caf::actor_system> system_;
   router_actor router_;
   std::vector<session_actor> publishers_;
+  log_actor logger_;
   std::unique_ptr<broker_service> service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;

@@ -21,20 +21,25 @@ constexpr size_t max_unread_frames = 4;
 
 session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
-                                 session_registry& registry, std::string peer)
+                                 session_registry& registry, std::string peer,
+                                 const log_actor& logger)
     : bridge_(std::make_shared<session_bridge>(this, max_unread_frames,
                                                std::move(peer))),
       registry_(registry) {
   if (auto err = registry_.add(bridge_)) {
+    refusal_reporter{logger, "Session", bridge_->peer()}(err);
     tsan_release(this);
     Finish(to_grpc_status(err));
     return;
   }
-  // The count lets a test (or an operator at debug level) see that actors
+  // Its end is logged by the session actor, with its counts. At debug, the
+  // number of running actors lets a test (or an operator) see that actors
   // of ended sessions and dropped subscriptions do not pile up.
   if (log::enabled(log::level::debug))
-    log::debug("session opened from " + bridge_->peer() + " (" +
-               std::to_string(sys.registry().running()) + " actors running)");
+    log::info("session opened", {{"peer", bridge_->peer()},
+                                 {"actors", sys.registry().running()}});
+  else
+    log::info("session opened", {{"peer", bridge_->peer()}});
   auto actor = sys.spawn(session_actor_impl, ctx,
                          std::static_pointer_cast<frame_sink>(bridge_));
   bridge_->start(std::move(actor));

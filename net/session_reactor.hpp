@@ -14,6 +14,7 @@
 
 #include "actors/broker_context.hpp"
 #include "actors/error.hpp"
+#include "net/log_actor.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb {
@@ -34,9 +35,10 @@ using session_stream_reactor =
 class session_reactor final : public session_stream_reactor {
 public:
   /// Spawns the session actor and starts reading; `peer` names the client
-  /// in log lines.
+  /// in log lines; a refused stream is reported to `logger`.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,
-                  session_registry& registry, std::string peer);
+                  session_registry& registry, std::string peer,
+                  const log_actor& logger);
 
   /// Forwards a finished read to the bridge.
   void OnReadDone(bool ok) override;

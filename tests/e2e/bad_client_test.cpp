@@ -43,7 +43,8 @@ size_t count_of(const std::string& haystack, const std::string& text) {
 }
 
 /// Runs the broker at debug level: it then logs, for each session it opens,
-/// how many actors are running, which is how these tests count actors.
+/// how many actors are running (`actors=N`), which is how these tests count
+/// actors.
 class BadClientTest : public BrokerTest {
 protected:
   std::vector<std::string> broker_args() override {
@@ -59,7 +60,7 @@ protected:
   // broker logged as running when the probe opened (the probe's own
   // session actor not yet among them); nothing if it logged none.
   std::optional<size_t> probe_actors() {
-    static const std::string marker = " actors running)";
+    static const std::string marker = " actors=";
     auto seen = count_of(broker_->output(), marker);
     auto probe = conn_->open_session();
     auto logged = broker_->wait_for_occurrences(marker, seen + 1, patience);
@@ -67,9 +68,8 @@ protected:
     if (!logged)
       return std::nullopt;
     auto out = broker_->output();
-    auto end = out.rfind(marker);
-    auto begin = out.rfind('(', end) + 1;
-    return std::stoul(out.substr(begin, end - begin));
+    auto begin = out.rfind(marker) + marker.size();
+    return std::stoul(out.substr(begin, out.find('\n', begin) - begin));
   }
 
   // Returns the least of three probes: a session actor of an ended stream
