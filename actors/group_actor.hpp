@@ -27,6 +27,7 @@
 #include "actors/group_ledger.hpp"
 #include "actors/group_log.hpp"
 #include "actors/group_policy.hpp"
+#include "actors/meters.hpp"
 #include "actors/protocol.hpp"
 
 namespace tb {
@@ -66,6 +67,10 @@ struct group_state {
   group_counters counters;
   /// The lines of its dead letters, rate limited.
   dead_letter_log dead_letter_lines;
+  /// Messages received per second (counted per enqueued batch).
+  rate_meter received_rate;
+  /// Messages acked per second (counted per ack frame).
+  rate_meter acked_rate;
 };
 
 /// The group's handle type with its state.
@@ -93,6 +98,10 @@ inline constexpr std::string_view reason = "x-tinybroker-reason";
 /// dead-letters a message twice (it drops it instead), so loops end.
 inline constexpr std::string_view path = "x-tinybroker-dead-letter-path";
 } // namespace dead_letter_headers
+
+/// Returns the group's counters, rates, ages and members, as the Stats view
+/// and ListGroups show them (actors/group_stats.cpp).
+group_info describe_group(group_pointer self);
 
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).

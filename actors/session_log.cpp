@@ -88,7 +88,7 @@ void session_log::closed(const session_stats& stats, uint64_t dropped,
                                {"delivered", stats.delivered},
                                {"dropped", dropped},
                                {"subscriptions", stats.subscriptions},
-                               {"refused", refusals_.count()}});
+                               {"refused", stats.refused}});
 }
 
 void session_log::write(log::level lvl, std::string_view msg, uint64_t id,

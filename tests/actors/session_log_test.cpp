@@ -208,6 +208,7 @@ TEST_F(SlowConsumer, TheLastLineHasTheCountsAndHowTheSessionEnded) {
   stats.published = 3;
   stats.delivered = 4;
   stats.subscriptions = 1;
+  stats.refused = 1;
   log.refused("subscribe", make_error_info(ec::invalid_pattern, "x"), now);
   log.closed(stats, buffer.dropped_total(), "client_cancelled", 1500ms, now);
   log.closed(stats, 0, "again", 0ms, now); // once only
