@@ -125,6 +125,13 @@ struct session_state {
   bool sweep_scheduled = false;
   /// Counters.
   session_stats stats;
+
+  /// Returns the counters as of now (without the mailbox length).
+  session_stats current_stats() const;
+
+  /// Sends the final counters of a stream's session to the router, which
+  /// keeps the totals of ended sessions.
+  ~session_state();
 };
 
 /// The session's handle type with its state.
