@@ -139,7 +139,14 @@ int run_once(const stats_options& opts, const connection_options& conn_opts) {
 // --count refreshes were shown, Ctrl-C, or a failed call.
 int run_watch(const stats_options& opts, const connection_options& conn_opts) {
   stop_signals stop; // before connect(): gRPC's threads inherit the mask
-  auto conn = connect(conn_opts);
+  std::unique_ptr<client::connection> conn;
+  try {
+    conn = connect(conn_opts);
+  } catch (const cli_failure&) {
+    if (stop.pending()) // Ctrl-C while waiting for an absent broker
+      return exit_ok;
+    throw;
+  }
   auto request = make_request(opts);
   auto view = make_view(opts, conn_opts);
   bool terminal = !conn_opts.json && isatty(STDOUT_FILENO) == 1;
