@@ -112,6 +112,9 @@ TEST_F(CliStatsTest, MembersShowWhatEachMemberHolds) {
   std::tie(code, out) = cli({"stats", "--members"});
   ASSERT_EQ(code, 0) << out;
   EXPECT_NE(out.find("OLDEST_IN_FLIGHT"), std::string::npos) << out;
+  EXPECT_NE(out.find("delivered 3,"), std::string::npos) << out;
+  EXPECT_NE(out.find("latency   p50 "), std::string::npos) << out;
+  EXPECT_NE(out.find(" over 3 deliveries\n"), std::string::npos) << out;
   // Two rows start with the group's name: its counters, then its member
   // (GROUP, PEER, SUBSCRIPTION, IN_FLIGHT, ...).
   auto rows = lines_starting_with(out, "workers ");
@@ -245,6 +248,11 @@ TEST_F(CliStatsTest, GroupsLsShowsTheSameCounters) {
   ASSERT_EQ(code, 0) << out;
   ASSERT_TRUE(wait_for_occurrences(*holder, "attempt 1", 2, patience))
       << holder->output();
+  std::tie(code, out) =
+      cli({"groups", "create", "backlog", "--pattern", "backlog.>"});
+  ASSERT_EQ(code, 0) << out;
+  std::tie(code, out) = cli({"pub", "backlog.x", "x", "--count", "3"});
+  ASSERT_EQ(code, 0) << out;
   std::tie(code, out) = cli({"groups", "ls"});
   ASSERT_EQ(code, 0) << out;
   for (auto* column : {"OLDEST_PENDING", "RECEIVED", "RECV/S", "ACK/S"})
@@ -253,14 +261,37 @@ TEST_F(CliStatsTest, GroupsLsShowsTheSameCounters) {
   ASSERT_GE(row.size(), 7u) << out;
   EXPECT_EQ(row[2], "1") << "MEMBERS:\n" << out;
   EXPECT_EQ(row[4], "2") << "IN_FLIGHT:\n" << out;
+  EXPECT_EQ(row[5], "-") << "OLDEST_PENDING (none waits):\n" << out;
   EXPECT_EQ(row[6], "2") << "RECEIVED:\n" << out;
+  row = row_of(out, "backlog");
+  ASSERT_GE(row.size(), 7u) << out;
+  EXPECT_EQ(row[3], "3") << "PENDING:\n" << out;
+  EXPECT_NE(row[5], "-") << "OLDEST_PENDING:\n" << out;
   std::tie(code, out) = cli({"groups", "ls", "--json"});
   ASSERT_EQ(code, 0) << out;
-  auto workers = group_named(last_json(out), "workers");
+  auto reply = last_json(out);
+  auto workers = group_named(reply, "workers");
   EXPECT_EQ(counter(workers, "received"), 2) << out;
   EXPECT_EQ(counter(workers, "in_flight"), 2) << out;
   EXPECT_EQ(counter(workers, "oldest_pending_age_ms"), 0) << out;
-  EXPECT_GE(counter(workers, "received_per_second_10s"), 0) << out;
+  auto backlog = group_named(reply, "backlog");
+  EXPECT_GT(counter(backlog, "oldest_pending_age_ms"), 0) << out;
+  EXPECT_GT(counter(backlog, "held_bytes"), 0) << out;
+  // The 10s rate counts full seconds only: it shows the messages once the
+  // second they came in has passed. Polls: the broker is another process.
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (counter(group_named(reply, "backlog"), "received_per_second_10s") ==
+             0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    std::tie(code, out) = cli({"groups", "ls", "--json"});
+    ASSERT_EQ(code, 0) << out;
+    reply = last_json(out);
+  }
+  // 3 messages over 10 seconds, once their second is over.
+  auto rate = counter(group_named(reply, "backlog"), "received_per_second_10s");
+  EXPECT_GT(rate, 0) << out;
+  EXPECT_LE(rate, 0.3 + 1e-9) << out;
 }
 
 } // namespace
