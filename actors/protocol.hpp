@@ -83,6 +83,8 @@ CAF_ADD_ATOM(tinybroker, tb, progress_atom, "progress")
 CAF_ADD_ATOM(tinybroker, tb, expired_atom, "expired")
 /// Group -> session: deliveries for group members.
 CAF_ADD_ATOM(tinybroker, tb, gdeliver_atom, "gdeliver")
+/// Ending session -> router: my final counters, for the broker totals.
+CAF_ADD_ATOM(tinybroker, tb, retire_atom, "retire")
 /// Extension actor -> router: list me in the Stats view.
 CAF_ADD_ATOM(tinybroker, tb, observe_atom, "observe")
 /// Group -> session: your membership ended (the group was deleted).
@@ -253,13 +255,15 @@ struct router_view {
   std::vector<group_actor> groups;
   /// The registered extension actors that are alive.
   std::vector<observable_actor> extensions;
+  /// The counters of every session that ended, added up.
+  session_stats ended_sessions;
 };
 
 /// @relates router_view
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_view& x) {
   return f(caf::meta::type_name("router_view"), x.router, x.topics,
-           x.topics_matched, x.groups, x.extensions);
+           x.topics_matched, x.groups, x.extensions, x.ended_sessions);
 }
 
 /// The router: owns the pattern trie and the directory of topic actors.
@@ -277,7 +281,8 @@ using router_actor = caf::typed_actor<
     caf::replies_to<list_atom>::with<std::vector<group_info>>,
     caf::replies_to<stats_atom>::with<router_stats>,
     caf::replies_to<stats_atom, stats_query>::with<router_view>,
-    caf::reacts_to<observe_atom, observable_actor>>;
+    caf::reacts_to<observe_atom, observable_actor>,
+    caf::reacts_to<retire_atom, session_stats>>;
 
 } // namespace tb
 

@@ -246,6 +246,12 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](observe_atom, observable_actor actor) {
         observe_extension(self, std::move(actor));
       },
+      [self](retire_atom, session_stats& final_counts) {
+        // What an ended session still buffered is gone, not held.
+        final_counts.buffered = 0;
+        final_counts.buffered_bytes = 0;
+        accumulate(self->state.ended_sessions, final_counts);
+      },
   };
 }
 

@@ -106,6 +106,8 @@ struct router_state {
   uint64_t spawned_topics = 0;
   /// How long a topic with no subscribers and no publishers lives on.
   std::chrono::milliseconds topic_idle_timeout{60000};
+  /// The counters of every session that ended (buffers are 0 by then).
+  session_stats ended_sessions;
   /// Extension actors listed in the Stats view, by address.
   std::unordered_map<caf::actor_addr, observable_actor> extensions;
 };

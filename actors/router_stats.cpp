@@ -40,6 +40,7 @@ caf::result<router_view> describe_router(router_pointer self,
   view.extensions.reserve(st.extensions.size());
   for (auto& [addr, actor] : st.extensions)
     view.extensions.push_back(actor);
+  view.ended_sessions = st.ended_sessions;
   return view;
 }
 

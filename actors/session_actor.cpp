@@ -3,6 +3,8 @@
 #include <chrono>
 #include <string_view>
 
+#include <caf/send.hpp>
+
 #include "actors/routing/pattern.hpp"
 #include "actors/unary_call.hpp"
 #include "tinybroker.pb.h"
@@ -44,9 +46,8 @@ void log_end(session_pointer self, const char* fallback) {
   if (!st.sink || st.logs.is_closed())
     return;
   auto ended = st.sink->end_reason();
-  st.logs.closed(
-      st.stats, st.deliveries.dropped_total(), ended.empty() ? fallback : ended,
-      std::chrono::steady_clock::now() - st.started, self->clock().now());
+  st.logs.closed(st.current_stats(), ended.empty() ? fallback : ended,
+                 self->clock().now());
 }
 
 // Ends the session once everything queued has been written.
@@ -217,6 +218,28 @@ void record_latencies(session_state& st, const pb::ServerFrame& frame) {
 
 } // namespace
 
+session_stats session_state::current_stats() const {
+  auto result = stats;
+  result.cached_routes = routes.size();
+  result.buffered = deliveries.buffered() + group_outbox.size();
+  result.dropped = deliveries.dropped_total();
+  result.buffered_bytes = deliveries.buffered_bytes();
+  result.peer = peer;
+  result.connected_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started)
+          .count());
+  return result;
+}
+
+session_state::~session_state() {
+  // CAF destroys the state when the actor terminates, on every path (the
+  // client closed, the stream broke, the broker stops): the one place to
+  // hand the final counts to the router, so broker totals keep them.
+  if (sink && ctx.router)
+    caf::anon_send(ctx.router, retire_atom_v, current_stats());
+}
+
 void queue_error(session_pointer self, uint64_t request_id, const char* request,
                  uint64_t subscription_id, const error_info& error) {
   if (!self->state.sink)
@@ -377,17 +400,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
           self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) {
-        auto& st = self->state;
-        auto result = st.stats;
-        result.cached_routes = st.routes.size();
-        result.buffered = st.deliveries.buffered() + st.group_outbox.size();
-        result.dropped = st.deliveries.dropped_total();
-        result.buffered_bytes = st.deliveries.buffered_bytes();
-        result.peer = st.peer;
-        result.connected_ms = static_cast<uint64_t>(
-            std::chrono::duration_cast<std::chrono::milliseconds>(
-                std::chrono::steady_clock::now() - st.started)
-                .count());
+        auto result = self->state.current_stats();
         result.mailbox = self->mailbox().size();
         return result;
       },

@@ -129,6 +129,13 @@ struct session_state {
   session_stats stats;
   /// Its log lines: refusals, slow-consumer losses, its end.
   session_log logs;
+
+  /// Returns the counters as of now (without the mailbox length).
+  session_stats current_stats() const;
+
+  /// Sends the final counters of a stream's session to the router, which
+  /// keeps the totals of ended sessions.
+  ~session_state();
 };
 
 /// The session's handle type with its state.

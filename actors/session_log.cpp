@@ -69,8 +69,7 @@ void session_log::check_caught_up(const delivery_buffer& buffer,
   }
 }
 
-void session_log::closed(const session_stats& stats, uint64_t dropped,
-                         std::string_view ended, duration lasted,
+void session_log::closed(const session_stats& stats, std::string_view ended,
                          time_point now) {
   if (closed_)
     return;
@@ -80,13 +79,12 @@ void session_log::closed(const session_stats& stats, uint64_t dropped,
       write(log::level::info, "slow consumer stopped losing messages", id, sub,
             now, "session_closed");
   refusals_.flush(now);
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(lasted);
   log::info("session closed", {{"peer", peer_},
                                {"ended", ended},
-                               {"duration_ms", ms.count()},
+                               {"duration_ms", stats.connected_ms},
                                {"published", stats.published},
                                {"delivered", stats.delivered},
-                               {"dropped", dropped},
+                               {"dropped", stats.dropped},
                                {"subscriptions", stats.subscriptions},
                                {"refused", stats.refused}});
 }

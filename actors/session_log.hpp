@@ -92,10 +92,10 @@ public:
   // -- the end ----------------------------------------------------------------
 
   /// Writes the session's last line (once; later calls do nothing): how it
-  /// `ended`, how long it lasted and its counts, after the last loss lines
-  /// and suppressed refusals.
-  void closed(const session_stats& stats, uint64_t dropped,
-              std::string_view ended, duration lasted, time_point now);
+  /// `ended`, and from its final `stats` how long it lasted and its counts,
+  /// after the last loss lines and suppressed refusals.
+  void closed(const session_stats& stats, std::string_view ended,
+              time_point now);
 
   /// Returns true once `closed` wrote the last line.
   bool is_closed() const noexcept {

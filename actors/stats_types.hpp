@@ -97,6 +97,21 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
            x.mailbox, x.delivery_latency);
 }
 
+/// Adds the counters of `x` (published, unrouted, delivered, dropped,
+/// refused, buffered, stale answers, latencies) to `total`; gauges that do
+/// not add up across sessions (subscriptions, peer, age) are left alone.
+inline void accumulate(session_stats& total, const session_stats& x) {
+  total.published += x.published;
+  total.unrouted += x.unrouted;
+  total.delivered += x.delivered;
+  total.dropped += x.dropped;
+  total.refused += x.refused;
+  total.buffered += x.buffered;
+  total.buffered_bytes += x.buffered_bytes;
+  total.stale_answers += x.stale_answers;
+  total.delivery_latency.merge(x.delivery_latency);
+}
+
 /// An actor that is not one of the broker's own kinds (a user's extension
 /// of routing) as it describes itself to the Stats view.
 struct actor_stats {

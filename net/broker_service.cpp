@@ -142,6 +142,7 @@ void broker_service::collect_stats(const pb::StatsRequest& request,
   sources.sessions = sessions_.actors();
   sources.publishers = publishers_;
   sources.started = started_;
+  sources.floor = floor_;
   tb::collect_stats(std::move(sources), request, std::move(done));
 }
 

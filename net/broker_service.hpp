@@ -101,6 +101,7 @@ private:
   log_actor logger_;
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
+  std::shared_ptr<counter_floor> floor_ = std::make_shared<counter_floor>();
 };
 
 } // namespace tb

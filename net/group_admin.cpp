@@ -113,6 +113,13 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
   c.set_dead_lettered(in.counters.dead_lettered);
   c.set_dropped(in.counters.dropped);
   c.set_stale_answers(in.counters.stale_answers);
+  c.set_refused(in.counters.refused);
+  c.set_held_bytes(in.counters.held_bytes);
+  c.set_oldest_pending_age_ms(in.counters.oldest_pending_age_ms);
+  c.set_received_per_second_1s(in.counters.received_per_second_1s);
+  c.set_received_per_second_10s(in.counters.received_per_second_10s);
+  c.set_acked_per_second_1s(in.counters.acked_per_second_1s);
+  c.set_acked_per_second_10s(in.counters.acked_per_second_10s);
 }
 
 void create_group_call(caf::actor_system& sys, router_actor router,

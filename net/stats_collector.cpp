@@ -78,26 +78,27 @@ void add_actor(pb::StatsReply& reply, const char* kind, std::string name,
   actor->set_id(id);
 }
 
-// Adds the broker totals: over every session, publisher and group.
+// Adds the broker totals: over every live and ended session, the unary
+// publishers and every group.
 void fill_totals(gathering& g, pb::StatsReply& reply) {
-  auto& b = *reply.mutable_broker();
-  latency_histogram latency;
-  auto add_session = [&](const session_stats& s) {
-    b.set_published(b.published() + s.published);
-    b.set_unrouted(b.unrouted() + s.unrouted);
-    b.set_delivered(b.delivered() + s.delivered);
-    b.set_dropped(b.dropped() + s.dropped);
-    b.set_buffered(b.buffered() + s.buffered);
-    b.set_refused(b.refused() + s.refused);
-    b.set_held_bytes(b.held_bytes() + s.buffered_bytes);
-    latency.merge(s.delivery_latency);
-  };
+  session_stats sum = g.view.ended_sessions;
   for (auto& [actor, s] : g.sessions)
-    add_session(s);
+    accumulate(sum, s);
   for (auto& s : g.publishers)
-    add_session(s);
+    accumulate(sum, s);
+  auto& b = *reply.mutable_broker();
+  uint64_t group_bytes = 0;
   for (auto& info : g.groups)
-    b.set_held_bytes(b.held_bytes() + info.counters.held_bytes);
+    group_bytes += info.counters.held_bytes;
+  if (g.sources.floor)
+    g.sources.floor->apply(sum);
+  b.set_published(sum.published);
+  b.set_unrouted(sum.unrouted);
+  b.set_delivered(sum.delivered);
+  b.set_dropped(sum.dropped);
+  b.set_refused(sum.refused);
+  b.set_buffered(sum.buffered);
+  b.set_held_bytes(sum.buffered_bytes + group_bytes);
   b.set_sessions(g.sources.sessions.size());
   b.set_topics(g.view.router.topics);
   b.set_subscriptions(g.view.router.subscriptions);
@@ -108,7 +109,7 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
           std::chrono::steady_clock::now() - g.sources.started)
           .count()));
   b.set_rss_bytes(resident_bytes());
-  to_proto(latency, *b.mutable_delivery_latency());
+  to_proto(sum.delivery_latency, *b.mutable_delivery_latency());
 }
 
 // Fills the lists: filtered, sorted by name, cut to the limit.
@@ -264,6 +265,26 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
 }
 
 } // namespace
+
+void counter_floor::apply(session_stats& sum) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto raise = [](uint64_t& value, uint64_t& high) {
+    value = std::max(value, high);
+    high = value;
+  };
+  raise(sum.published, high_.published);
+  raise(sum.unrouted, high_.unrouted);
+  raise(sum.delivered, high_.delivered);
+  raise(sum.dropped, high_.dropped);
+  raise(sum.refused, high_.refused);
+  auto& h = sum.delivery_latency;
+  auto& high = high_.delivery_latency;
+  if (h.count < high.count) {
+    h = high; // the histogram as one: its buckets must add up to its count
+    return;
+  }
+  high = h;
+}
 
 void collect_stats(stats_sources sources, const pb::StatsRequest& request,
                    stats_callback done) {

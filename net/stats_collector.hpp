@@ -11,6 +11,8 @@
 
 #include <chrono>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -26,6 +28,22 @@ namespace tb {
 using stats_callback =
     std::function<void(tinybroker::v1::StatsReply& reply, const error_info&)>;
 
+/// Keeps the broker's counters from going down between two Stats calls.
+///
+/// A session's final counts reach the router's totals a moment after the
+/// session left the list of live streams; a call in that moment would see
+/// totals dip, which a Prometheus counter must never do. Thread-safe.
+class counter_floor {
+public:
+  /// Raises the counters of `sum` to the highest values reported so far, and
+  /// remembers them.
+  void apply(session_stats& sum);
+
+private:
+  std::mutex mutex_;
+  session_stats high_;
+};
+
 /// What the collector reads besides the actors.
 struct stats_sources {
   /// The broker's actor system.
@@ -39,6 +57,8 @@ struct stats_sources {
   std::vector<session_actor> publishers;
   /// When the broker started.
   std::chrono::steady_clock::time_point started;
+  /// Keeps totals monotonic across calls; none in tests that want raw sums.
+  std::shared_ptr<counter_floor> floor;
 };
 
 /// The most entries a list of the Stats reply holds.

@@ -146,6 +146,19 @@ TEST_F(ActorStats, SessionsCountRefusalsAndDeliveryLatencies) {
   EXPECT_EQ(stats(pub).delivery_latency.count, 0u);
 }
 
+TEST_F(ActorStats, AnEndedSessionHandsItsCountsToTheRouter) {
+  subscribe(a, 1, "t");
+  publish(pub, "t", 3);
+  self->send_exit(pub.hdl, caf::exit_reason::user_shutdown);
+  self->send_exit(a.hdl, caf::exit_reason::user_shutdown);
+  run();
+  auto ended = view().ended_sessions;
+  EXPECT_EQ(ended.published, 3u);
+  EXPECT_EQ(ended.delivered, 3u);
+  EXPECT_EQ(ended.delivery_latency.count, 3u);
+  EXPECT_EQ(ended.buffered, 0u);
+}
+
 TEST_F(ActorStats, TheRouterListsMatchingTopicsSortedAndCut) {
   for (auto topic : {"a.3", "a.1", "b.1", "a.2"})
     publish(pub, topic);

@@ -149,6 +149,7 @@ TEST_F(CliTest, HelpOfEveryCommandExitsZeroWithAnExample) {
                                              {"groups", "ls", "--help"},
                                              {"groups", "create", "--help"},
                                              {"groups", "delete", "--help"},
+                                             {"stats", "--help"},
                                              {"bench", "--help"}}) {
     auto [code, out] = run_command(cli_binary(), args);
     EXPECT_EQ(code, 0) << out;

@@ -1,6 +1,7 @@
 // End to end: the Stats call against a real broker process (spec 11).
 
 #include <algorithm>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -59,6 +60,31 @@ TEST_F(StatsTest, BrokerTotalsCountWhatWasPublishedAndDelivered) {
   EXPECT_EQ(reply.topics_size(), 0) << "no topic listed unless asked for";
 }
 
+TEST_F(StatsTest, CountsOfEndedSessionsStayInTheTotals) {
+  {
+    auto sub = subscriber(1, "t");
+    auto pub = conn_->open_session();
+    ASSERT_TRUE(pub->publish({{"t", "x", {}, {}}, {"t", "y", {}, {}}}, true));
+    ASSERT_TRUE(pub->wait_for(pb::ServerFrame::kPublishConfirm, patience));
+    ASSERT_EQ(sub->receive(2, patience).size(), 2u);
+    EXPECT_TRUE(pub->close().ok());
+    EXPECT_TRUE(sub->close().ok());
+  }
+  // The final counts reach the router as the session actor ends, which may
+  // be a moment after the client saw its stream end.
+  auto reply = stats();
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (reply.broker().delivered() < 2 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reply = stats();
+  }
+  EXPECT_EQ(reply.broker().sessions(), 0u);
+  EXPECT_EQ(reply.broker().published(), 2u);
+  EXPECT_EQ(reply.broker().delivered(), 2u);
+  EXPECT_EQ(reply.broker().delivery_latency().count(), 2u);
+}
+
 TEST_F(StatsTest, GroupsShowTheirMembersWithCreditAndAnswers) {
   ASSERT_TRUE(create_group("jobs", on("jobs.>")).ok());
   auto worker_session = worker("jobs", "jobs.>", 3);
@@ -77,6 +103,7 @@ TEST_F(StatsTest, GroupsShowTheirMembersWithCreditAndAnswers) {
   EXPECT_EQ(group.counters().acked(), 1u);
   EXPECT_EQ(group.counters().in_flight(), 3u);
   EXPECT_EQ(group.counters().pending(), 1u) << "the nacked one, delayed";
+  EXPECT_EQ(group.counters().held_bytes(), 4 * std::string{"jobs.1"}.size());
   ASSERT_EQ(group.members_size(), 1);
   auto& member = group.members(0);
   EXPECT_EQ(member.subscription_id(), 1u);

@@ -120,6 +120,10 @@ command add_sub_command(CLI::App& app, const connection_options& opts);
 std::vector<command> add_groups_commands(CLI::App& app,
                                          const connection_options& opts);
 
+/// Adds `stats`: the broker's counters once, as JSON, or refreshed with
+/// rates (`--watch`).
+command add_stats_command(CLI::App& app, const connection_options& opts);
+
 /// Adds `bench`: runs tinybroker-bench from the same directory.
 command add_bench_command(CLI::App& app, const connection_options& opts);
 

@@ -1,5 +1,5 @@
-// tinybroker-cli: publish, subscribe, manage consumer groups and measure a
-// tinybroker from the shell (docs/cli.md).
+// tinybroker-cli: publish, subscribe, manage consumer groups, watch and
+// measure a tinybroker from the shell (docs/cli.md).
 
 #include <iostream>
 #include <string>
@@ -35,8 +35,8 @@ std::string missing_command(const CLI::App& app, const CLI::ParseError& error) {
 
 int main(int argc, char** argv) {
   using namespace tb::cli;
-  CLI::App app{"tinybroker-cli: publish, subscribe, manage consumer groups "
-               "and measure a tinybroker from the shell.\n"
+  CLI::App app{"tinybroker-cli: publish, subscribe, manage consumer groups, "
+               "watch and measure a tinybroker from the shell.\n"
                "Exit codes: 0 ok, 1 refused by the broker, 2 usage error, "
                "3 broker unreachable or no answer within --timeout."};
   app.require_subcommand(1);
@@ -47,11 +47,13 @@ int main(int argc, char** argv) {
                                 add_sub_command(app, opts)};
   for (auto& cmd : add_groups_commands(app, opts))
     commands.push_back(std::move(cmd));
+  commands.push_back(add_stats_command(app, opts));
   commands.push_back(add_bench_command(app, opts));
   set_examples(app, "  tinybroker-cli pub orders.eu.created '{\"id\": 1}'\n"
                     "  tinybroker-cli sub 'orders.>'\n"
                     "  tinybroker-cli sub 'jobs.>' --group workers\n"
                     "  tinybroker-cli groups ls --json\n"
+                    "  tinybroker-cli stats --watch\n"
                     "  tinybroker-cli --server 10.0.0.5:7400 bench "
                     "--scenario queue\n"
                     "'tinybroker-cli COMMAND --help' describes each "

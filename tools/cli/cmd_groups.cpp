@@ -1,11 +1,10 @@
 // `tinybroker-cli groups ls|create|delete`: the consumer group admin calls.
 
-#include <algorithm>
-#include <iomanip>
 #include <iostream>
 #include <memory>
 
 #include "tools/cli/cli_common.hpp"
+#include "tools/cli/group_view.hpp"
 #include "tools/cli/json_writer.hpp"
 
 #include "config/config_loader.hpp"
@@ -23,43 +22,6 @@ struct create_options {
   pb::GroupSettings settings;
 };
 
-// Returns the configuration name of an overflow policy.
-const char* overflow_name(pb::Overflow overflow) {
-  return overflow == pb::OVERFLOW_DROP_OLDEST ? "drop_oldest" : "reject";
-}
-
-// Writes `info` as a JSON object (member `name`, or an array element).
-void write_group(json_writer& out, const pb::GroupInfo& info,
-                 std::string_view name = {}) {
-  auto& s = info.settings();
-  auto& c = info.counters();
-  out.open_object(name).text("name", info.name());
-  out.open_object("settings")
-      .text("pattern", s.pattern())
-      .number("ack_wait_ms", s.ack_wait_ms())
-      .number("max_deliveries", s.max_deliveries())
-      .boolean("unlimited_deliveries", s.unlimited_deliveries())
-      .number("max_pending_messages", s.max_pending_messages())
-      .number("max_pending_bytes", s.max_pending_bytes())
-      .text("overflow", overflow_name(s.overflow()))
-      .text("dead_letter", s.dead_letter())
-      .text("policy", s.policy())
-      .close_object();
-  out.open_object("counters")
-      .number("pending", c.pending())
-      .number("in_flight", c.in_flight())
-      .number("members", c.members())
-      .number("received", c.received())
-      .number("delivered", c.delivered())
-      .number("acked", c.acked())
-      .number("redelivered", c.redelivered())
-      .number("dead_lettered", c.dead_lettered())
-      .number("dropped", c.dropped())
-      .number("stale_answers", c.stale_answers())
-      .close_object();
-  out.close_object();
-}
-
 // Returns the settings of `info` on one line, in config syntax.
 std::string describe_settings(const pb::GroupInfo& info) {
   auto& s = info.settings();
@@ -73,39 +35,6 @@ std::string describe_settings(const pb::GroupInfo& info) {
          " max_pending_bytes=" + format_size(s.max_pending_bytes()) +
          " overflow=" + overflow_name(s.overflow()) +
          " dead_letter=" + dead_letter + " policy=" + s.policy();
-}
-
-// Prints the groups as a table of their pattern and counters, each column
-// as wide as its widest cell.
-void print_table(const pb::ListGroupsReply& reply) {
-  if (reply.groups().empty()) {
-    std::cout << "no groups\n";
-    return;
-  }
-  std::vector<std::vector<std::string>> rows{
-      {"NAME", "PATTERN", "MEMBERS", "PENDING", "IN_FLIGHT", "DELIVERED",
-       "ACKED", "REDELIVERED", "DEAD_LETTERED", "DROPPED"}};
-  for (auto& g : reply.groups()) {
-    auto& c = g.counters();
-    rows.push_back(
-        {g.name(), g.settings().pattern(), std::to_string(c.members()),
-         std::to_string(c.pending()), std::to_string(c.in_flight()),
-         std::to_string(c.delivered()), std::to_string(c.acked()),
-         std::to_string(c.redelivered()), std::to_string(c.dead_lettered()),
-         std::to_string(c.dropped())});
-  }
-  std::vector<std::size_t> widths(rows.front().size(), 0);
-  for (auto& row : rows)
-    for (std::size_t i = 0; i < row.size(); ++i)
-      widths[i] = std::max(widths[i], row[i].size());
-  for (auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      // Names and patterns align left, numbers right.
-      std::cout << (i < 2 ? std::left : std::right) << (i == 0 ? "" : "  ")
-                << std::setw(static_cast<int>(widths[i])) << row[i];
-    }
-    std::cout << '\n';
-  }
 }
 
 // Returns a client context whose deadline is the timeout from now.
@@ -123,13 +52,13 @@ int run_ls(const connection_options& opts) {
   auto ctx = make_context(opts);
   check_status(conn->stub().ListGroups(ctx.get(), {}, &reply), "ListGroups");
   if (!opts.json) {
-    print_table(reply);
+    print_group_table(std::cout, list_of(reply.groups()));
     return exit_ok;
   }
   json_writer out;
   out.open_object().open_array("groups");
   for (auto& g : reply.groups())
-    write_group(out, g);
+    write_group(out, g, false);
   std::cout << out.close_array().close_object().str() << '\n';
   return exit_ok;
 }
@@ -146,7 +75,7 @@ int run_create(const create_options& create, const connection_options& opts) {
                "creating group \"" + create.name + "\"");
   if (opts.json) {
     json_writer out;
-    write_group(out, reply);
+    write_group(out, reply, false);
     std::cout << out.str() << '\n';
   } else {
     std::cout << "group " << reply.name() << ": " << describe_settings(reply)

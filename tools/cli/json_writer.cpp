@@ -1,5 +1,7 @@
 #include "tools/cli/json_writer.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <cstdio>
 
 namespace tb::cli {
@@ -97,6 +99,18 @@ json_writer& json_writer::number(std::string_view name, uint64_t value) {
 json_writer& json_writer::signed_number(std::string_view name, int64_t value) {
   begin_value(name);
   out_ += std::to_string(value);
+  return *this;
+}
+
+json_writer& json_writer::real(std::string_view name, double value) {
+  begin_value(name);
+  if (!std::isfinite(value)) {
+    out_ += "null";
+    return *this;
+  }
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
+  out_.append(buf, ec == std::errc{} ? end : buf);
   return *this;
 }
 

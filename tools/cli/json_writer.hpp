@@ -35,6 +35,10 @@ public:
   /// Writes a signed number.
   json_writer& signed_number(std::string_view name, int64_t value);
 
+  /// Writes a floating-point number in its shortest exact form; NaN and
+  /// infinities, which JSON cannot hold, as null.
+  json_writer& real(std::string_view name, double value);
+
   /// Writes true or false.
   json_writer& boolean(std::string_view name, bool value);
 

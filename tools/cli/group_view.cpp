@@ -1,0 +1,146 @@
+#include "tools/cli/group_view.hpp"
+
+#include <string>
+
+#include "tools/cli/text_format.hpp"
+
+namespace tb::cli {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// Returns the 1s and 10s rates as one cell: "12.5/10.2".
+std::string rate_pair(double one_second, double ten_seconds) {
+  return format_rate(one_second) + "/" + format_rate(ten_seconds);
+}
+
+// Writes the settings of a group as JSON object "settings".
+void write_settings(json_writer& out, const pb::GroupSettings& s) {
+  out.open_object("settings")
+      .text("pattern", s.pattern())
+      .number("ack_wait_ms", s.ack_wait_ms())
+      .number("max_deliveries", s.max_deliveries())
+      .boolean("unlimited_deliveries", s.unlimited_deliveries())
+      .number("max_pending_messages", s.max_pending_messages())
+      .number("max_pending_bytes", s.max_pending_bytes())
+      .text("overflow", overflow_name(s.overflow()))
+      .text("dead_letter", s.dead_letter())
+      .text("policy", s.policy())
+      .close_object();
+}
+
+// Writes the counters of a group as JSON object "counters".
+void write_counters(json_writer& out, const pb::GroupCounters& c) {
+  out.open_object("counters")
+      .number("pending", c.pending())
+      .number("in_flight", c.in_flight())
+      .number("members", c.members())
+      .number("received", c.received())
+      .number("delivered", c.delivered())
+      .number("acked", c.acked())
+      .number("redelivered", c.redelivered())
+      .number("dead_lettered", c.dead_lettered())
+      .number("dropped", c.dropped())
+      .number("stale_answers", c.stale_answers())
+      .number("refused", c.refused())
+      .number("held_bytes", c.held_bytes())
+      .number("oldest_pending_age_ms", c.oldest_pending_age_ms())
+      .real("received_per_second_1s", c.received_per_second_1s())
+      .real("received_per_second_10s", c.received_per_second_10s())
+      .real("acked_per_second_1s", c.acked_per_second_1s())
+      .real("acked_per_second_10s", c.acked_per_second_10s())
+      .close_object();
+}
+
+// Writes one member of a group as a JSON array element.
+void write_member(json_writer& out, const pb::MemberStats& m) {
+  out.open_object()
+      .text("peer", m.peer())
+      .number("subscription_id", m.subscription_id())
+      .number("in_flight", m.in_flight())
+      .number("credit", m.credit())
+      .number("max_in_flight", m.max_in_flight())
+      .number("acks", m.acks())
+      .number("nacks", m.nacks())
+      .number("rejects", m.rejects())
+      .number("oldest_in_flight_age_ms", m.oldest_in_flight_age_ms())
+      .boolean("active", m.active())
+      .close_object();
+}
+
+} // namespace
+
+group_list
+list_of(const google::protobuf::RepeatedPtrField<pb::GroupInfo>& groups) {
+  group_list result;
+  result.reserve(static_cast<std::size_t>(groups.size()));
+  for (auto& g : groups)
+    result.push_back(&g);
+  return result;
+}
+
+const char* overflow_name(pb::Overflow overflow) {
+  return overflow == pb::OVERFLOW_DROP_OLDEST ? "drop_oldest" : "reject";
+}
+
+void print_group_table(std::ostream& out, const group_list& groups) {
+  if (groups.empty()) {
+    out << "no groups\n";
+    return;
+  }
+  text_table table{{"NAME", "PATTERN", "MEMBERS", "PENDING", "IN_FLIGHT",
+                    "OLDEST_PENDING", "RECEIVED", "DELIVERED", "ACKED",
+                    "REDELIVERED", "DEAD_LETTERED", "DROPPED", "RECV/S",
+                    "ACK/S"},
+                   2};
+  for (auto* g : groups) {
+    auto& c = g->counters();
+    table.add_row(
+        {g->name(), g->settings().pattern(), std::to_string(c.members()),
+         std::to_string(c.pending()), std::to_string(c.in_flight()),
+         format_age(c.oldest_pending_age_ms()), std::to_string(c.received()),
+         std::to_string(c.delivered()), std::to_string(c.acked()),
+         std::to_string(c.redelivered()), std::to_string(c.dead_lettered()),
+         std::to_string(c.dropped()),
+         rate_pair(c.received_per_second_1s(), c.received_per_second_10s()),
+         rate_pair(c.acked_per_second_1s(), c.acked_per_second_10s())});
+  }
+  table.print(out);
+}
+
+void print_member_table(std::ostream& out, const group_list& groups) {
+  text_table table{{"GROUP", "PEER", "SUBSCRIPTION", "IN_FLIGHT", "CREDIT",
+                    "MAX_IN_FLIGHT", "ACKS", "NACKS", "REJECTS",
+                    "OLDEST_IN_FLIGHT", "STATE"},
+                   2};
+  for (auto* g : groups)
+    for (auto& m : g->members())
+      table.add_row({g->name(), m.peer(), std::to_string(m.subscription_id()),
+                     std::to_string(m.in_flight()), std::to_string(m.credit()),
+                     std::to_string(m.max_in_flight()),
+                     std::to_string(m.acks()), std::to_string(m.nacks()),
+                     std::to_string(m.rejects()),
+                     format_age(m.oldest_in_flight_age_ms()),
+                     m.active() ? "active" : "left"});
+  if (table.empty())
+    out << "no members\n";
+  else
+    table.print(out);
+}
+
+void write_group(json_writer& out, const pb::GroupInfo& info, bool with_members,
+                 std::string_view name) {
+  out.open_object(name).text("name", info.name());
+  write_settings(out, info.settings());
+  write_counters(out, info.counters());
+  if (with_members) {
+    out.open_array("members");
+    for (auto& m : info.members())
+      write_member(out, m);
+    out.close_array();
+  }
+  out.close_object();
+}
+
+} // namespace tb::cli
