@@ -92,25 +92,21 @@ error_info refusals_of(const publish_job& job) {
                              " messages refused; the first: " + first->text);
 }
 
-// Without a confirm, refused messages still get an answer: one error frame
-// per publish frame, naming the first problem and how many were refused.
-// (queue_error logs it.)
-void report_refusals(session_pointer self, const publish_job& job) {
-  if (auto err = refusals_of(job))
-    queue_error(self, job.request_id, "publish", 0, err);
-}
-
 // Answers the publisher once every destination took the batch.
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
   --st.publishing;
+  auto refused_before = st.stats.refused;
   for (auto& outcome : job.outcomes)
     if (outcome.error)
       ++st.stats.refused;
+  // The refusals as one error, built only if there are any.
+  auto refusals =
+      st.stats.refused != refused_before ? refusals_of(job) : error_info{};
   if (job.unary) {
     fill_results(job, *job.unary->reply->mutable_results());
-    if (auto err = refusals_of(job))
-      log_refusal(self, "Publish", err, job.unary->peer);
+    if (refusals)
+      log_refusal(self, "Publish", refusals, job.unary->peer);
     job.unary->complete(error_info{});
     return;
   }
@@ -120,10 +116,13 @@ void finish_publish(session_pointer self, publish_job& job) {
     confirm->set_request_id(job.request_id);
     fill_results(job, *confirm->mutable_results());
     st.control.push_back(std::move(frame));
-    if (auto err = refusals_of(job))
-      log_refusal(self, "publish", err);
-  } else {
-    report_refusals(self, job);
+    if (refusals)
+      log_refusal(self, "publish", refusals);
+  } else if (refusals) {
+    // Without a confirm, refused messages still get an answer: one error
+    // frame per publish frame, naming the first problem and how many were
+    // refused (queue_error logs it).
+    queue_error(self, job.request_id, "publish", 0, refusals);
   }
   release_frame(self);
   flush(self);

@@ -101,7 +101,7 @@ broker_service::Session(grpc::CallbackServerContext* ctx) {
     refusal_reporter{logger_, "Session", ctx->peer()}(err);
     return new refusing_reactor(to_grpc_status(err));
   }
-  return new session_reactor(sys_, ctx_, sessions_, ctx->peer(), logger_);
+  return new session_reactor(sys_, ctx_, sessions_, ctx, logger_);
 }
 
 grpc::ServerUnaryReactor*

@@ -135,7 +135,7 @@ void session_bridge::finish_locked(const grpc::Status& status,
   reactor_->Finish(status);
 }
 
-void session_bridge::on_read_done(bool ok) {
+void session_bridge::on_read_done(bool ok, bool cancelled) {
   // No read is outstanding and none starts before this callback takes the
   // lock (`read_paused_` is false), so `reading_` is this thread's alone.
   client_frame_ptr frame;
@@ -150,6 +150,8 @@ void session_bridge::on_read_done(bool ok) {
   std::lock_guard<std::mutex> guard{mutex_};
   if (!ok) {
     read_ended_ = true;
+    if (cancelled && ended_.empty())
+      ended_ = "client_cancelled"; // before the session drains and finishes
     caf::anon_send(actor_, closed_atom_v);
     return;
   }

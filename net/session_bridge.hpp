@@ -74,8 +74,10 @@ public:
   // -- reactor callbacks (gRPC threads)
   // -----------------------------------------
 
-  /// A read completed; `ok` is false once the client stopped sending.
-  void on_read_done(bool ok);
+  /// A read completed; `ok` is false once the client stopped sending,
+  /// `cancelled` true if it did so by cancelling the call (or the
+  /// connection broke) rather than by half-closing the stream.
+  void on_read_done(bool ok, bool cancelled = false);
 
   /// A write completed; `ok` is false if the stream broke.
   void on_write_done(bool ok);

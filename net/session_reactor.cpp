@@ -21,11 +21,12 @@ constexpr size_t max_unread_frames = 4;
 
 session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
-                                 session_registry& registry, std::string peer,
+                                 session_registry& registry,
+                                 grpc::CallbackServerContext* call,
                                  const log_actor& logger)
     : bridge_(std::make_shared<session_bridge>(this, max_unread_frames,
-                                               std::move(peer))),
-      registry_(registry) {
+                                               call->peer())),
+      registry_(registry), call_(call) {
   if (auto err = registry_.add(bridge_)) {
     refusal_reporter{logger, "Session", bridge_->peer()}(err);
     tsan_release(this);
@@ -47,7 +48,9 @@ session_reactor::session_reactor(caf::actor_system& sys,
 
 void session_reactor::OnReadDone(bool ok) {
   tsan_acquire(this); // see net/tsan.hpp
-  bridge_->on_read_done(ok);
+  // gRPC marks a cancelled call before it fails the read, so a failed read
+  // tells a cancel (or a broken connection) from a half-close.
+  bridge_->on_read_done(ok, !ok && call_->IsCancelled());
   tsan_release(this);
 }
 

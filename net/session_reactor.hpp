@@ -34,10 +34,11 @@ using session_stream_reactor =
 /// bridge; spawns the stream's session actor and deletes itself in OnDone.
 class session_reactor final : public session_stream_reactor {
 public:
-  /// Spawns the session actor and starts reading; `peer` names the client
-  /// in log lines; a refused stream is reported to `logger`.
+  /// Spawns the session actor and starts reading the stream of `call`
+  /// (whose peer names the client in log lines); a refused stream is
+  /// reported to `logger`.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,
-                  session_registry& registry, std::string peer,
+                  session_registry& registry, grpc::CallbackServerContext* call,
                   const log_actor& logger);
 
   /// Forwards a finished read to the bridge.
@@ -55,6 +56,7 @@ public:
 private:
   std::shared_ptr<session_bridge> bridge_;
   session_registry& registry_;
+  grpc::CallbackServerContext* call_;
 };
 
 /// The live session bridges and unary calls, so that a shutdown can end

@@ -13,6 +13,7 @@
 
 #include <google/protobuf/stubs/logging.h>
 
+#include "log/log.hpp"
 #include "tests/fuzz/session_input.hpp"
 #include "tests/fuzz/session_world.hpp"
 #include "tinybroker.pb.h"
@@ -27,8 +28,9 @@ tb::fuzz::session_world& world() {
   // does not wait for it.
   static auto* instance = [] {
     // Frames with bad UTF-8 in string fields are refused by design; do not
-    // let protobuf log each of them.
+    // let protobuf log each of them, nor the broker each refusal.
     google::protobuf::SetLogHandler(nullptr);
+    tb::log::set_level(tb::log::level::off);
     return new tb::fuzz::session_world;
   }();
   return *instance;
