@@ -32,7 +32,7 @@
 
 #include "actors/delivery_buffer.hpp"
 #include "actors/protocol.hpp"
-#include "actors/refusal_log.hpp"
+#include "actors/limited_logs.hpp"
 
 namespace tb {
 

@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "log/log_line.hpp"
+#include "log/log.hpp"
 
 namespace tb::log {
 

@@ -1,4 +1,4 @@
-#include "log/log_line.hpp"
+#include "log/log.hpp"
 
 #include <cstdio>
 #include <ctime>

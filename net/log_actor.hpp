@@ -23,7 +23,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/protocol.hpp"
-#include "actors/refusal_log.hpp"
+#include "actors/limited_logs.hpp"
 #include "net/stats_collector.hpp"
 
 namespace tb {

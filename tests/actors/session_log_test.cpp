@@ -8,8 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/group_log.hpp"
-#include "actors/refusal_log.hpp"
+#include "actors/limited_logs.hpp"
 #include "actors/session_log.hpp"
 #include "tests/log/log_capture.hpp"
 #include "tinybroker.pb.h"

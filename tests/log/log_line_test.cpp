@@ -6,8 +6,11 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
-#include "log/log_line.hpp"
+#include <cstdio>
+
+#include "log/log.hpp"
 #include "tests/log/log_capture.hpp"
 
 namespace tb::log {
@@ -150,6 +153,38 @@ TEST(LogWrite, JsonFormatAppliesToEveryLine) {
   }
   EXPECT_NE(logs.lines()[2].find("\"msg\":\"three\",\"n\":2}"),
             std::string::npos);
+}
+
+// Returns what `fn` writes to file descriptor 2.
+template <class F>
+std::string stderr_of(F fn) {
+  std::fflush(stderr);
+  auto* file = std::tmpfile();
+  auto saved = dup(2);
+  dup2(fileno(file), 2);
+  fn();
+  dup2(saved, 2);
+  close(saved);
+  std::rewind(file);
+  std::string out;
+  for (int c = std::fgetc(file); c != EOF; c = std::fgetc(file))
+    out += static_cast<char>(c);
+  std::fclose(file);
+  return out;
+}
+
+TEST(LogWrite, TheWatchdogsRawLineFollowsTheFormat) {
+  test::log_capture logs{level::info, format::json};
+  auto json = stderr_of([] { write_raw(level::warn, "exiting now"); });
+  EXPECT_EQ(json.substr(0, 7), "{\"ts\":\"") << json;
+  EXPECT_NE(json.find("Z\",\"level\":\"warn\",\"msg\":\"exiting now\"}\n"),
+            std::string::npos)
+      << json;
+  set_format(format::text);
+  auto text = stderr_of([] { write_raw(level::warn, "exiting now"); });
+  EXPECT_NE(text.find("Z WARN  exiting now\n"), std::string::npos) << text;
+  set_level(level::error);
+  EXPECT_EQ(stderr_of([] { write_raw(level::warn, "hidden"); }), "");
 }
 
 } // namespace
