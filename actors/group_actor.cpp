@@ -303,6 +303,8 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
     ++st.counters.received;
     st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
   }
+  if (msgs.size() > reply.refused.size())
+    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
   if (!reply.refused.empty())
     reply.reason = "group \"" + st.group + "\" is full (" +
                    std::to_string(st.ledger.held_messages()) + " messages, " +
@@ -338,21 +340,16 @@ caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
                   [&](const auto& kv) { return kv.second.session == session; });
   if (!monitored)
     self->monitor(session);
-  auto key = st.members.add(group_member{std::move(session),
-                                         spec.subscription_id, max_in_flight, 0,
-                                         true, std::move(spec.tags)});
+  group_member member;
+  member.session = std::move(session);
+  member.subscription_id = spec.subscription_id;
+  member.max_in_flight = max_in_flight;
+  member.tags = std::move(spec.tags);
+  member.peer = std::move(spec.peer);
+  auto key = st.members.add(std::move(member));
   st.policy->joined(key, st.members.at(key));
   dispatch(self);
   return caf::ok_atom_v;
-}
-
-group_info info(const group_state& st) {
-  auto result = group_info{st.group, st.settings, st.counters};
-  result.counters.pending = st.ledger.pending();
-  result.counters.in_flight = st.ledger.in_flight();
-  result.counters.held_bytes = st.ledger.held_bytes();
-  result.counters.members = st.members.active_count();
-  return result;
 }
 
 } // namespace
@@ -390,13 +387,23 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
       },
       [self](ack_atom, const session_actor& session,
              const std::vector<uint64_t>& ids) {
-        answer(self, session, ids,
-               [self](group_ledger::flight) { ++self->state.counters.acked; });
+        uint64_t acked = 0;
+        answer(self, session, ids, [self, &acked](group_ledger::flight f) {
+          auto& st = self->state;
+          ++st.counters.acked;
+          ++acked;
+          if (auto* member = st.members.find(f.member))
+            ++member->acks;
+        });
+        if (acked > 0)
+          self->state.acked_rate.add(acked, now(self));
       },
       [self](nack_atom, const session_actor& session,
              const std::vector<uint64_t>& ids, uint32_t delay_ms) {
         answer(self, session, ids, [self, delay_ms](group_ledger::flight f) {
           auto& st = self->state;
+          if (auto* member = st.members.find(f.member))
+            ++member->nacks;
           auto limit = st.settings.max_deliveries;
           if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
             requeue(self, std::move(f.message));
@@ -409,6 +416,8 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
       [self](reject_atom, const session_actor& session,
              const std::vector<uint64_t>& ids) {
         answer(self, session, ids, [self](group_ledger::flight f) {
+          if (auto* member = self->state.members.find(f.member))
+            ++member->rejects;
           dead_letter(self, f.message, "rejected");
         });
       },
@@ -425,7 +434,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         }
       },
       [self](tick_atom) { on_tick(self); },
-      [self](stats_atom) { return info(self->state); },
+      [self](stats_atom) { return describe_group(self); },
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)

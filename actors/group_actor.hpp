@@ -26,6 +26,7 @@
 #include "actors/broker_context.hpp"
 #include "actors/group_ledger.hpp"
 #include "actors/group_policy.hpp"
+#include "actors/meters.hpp"
 #include "actors/protocol.hpp"
 
 namespace tb {
@@ -63,6 +64,10 @@ struct group_state {
   bool tick_scheduled = false;
   /// Counters.
   group_counters counters;
+  /// Messages received per second (counted per enqueued batch).
+  rate_meter received_rate;
+  /// Messages acked per second (counted per ack frame).
+  rate_meter acked_rate;
 };
 
 /// The group's handle type with its state.
@@ -90,6 +95,10 @@ inline constexpr std::string_view reason = "x-tinybroker-reason";
 /// dead-letters a message twice (it drops it instead), so loops end.
 inline constexpr std::string_view path = "x-tinybroker-dead-letter-path";
 } // namespace dead_letter_headers
+
+/// Returns the group's counters, rates, ages and members, as the Stats view
+/// and ListGroups show them (actors/group_stats.cpp).
+group_info describe_group(group_pointer self);
 
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).

@@ -129,4 +129,20 @@ std::size_t group_ledger::clear() {
   return n;
 }
 
+std::optional<int64_t> group_ledger::oldest_pending_accepted() const {
+  std::optional<int64_t> result;
+  auto consider = [&](const held& h) {
+    auto t = h.msg->accepted_unix_nanos();
+    if (!result || t < *result)
+      result = t;
+  };
+  // The queue is in acceptance order but for redeliveries put back at its
+  // head, which are older still: its front is its oldest.
+  if (!queue_.empty())
+    consider(queue_.front());
+  for (auto& [due, h] : delayed_)
+    consider(h);
+  return result;
+}
+
 } // namespace tb

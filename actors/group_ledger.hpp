@@ -114,6 +114,17 @@ public:
   /// Moves the parked messages that are due to the head of the queue.
   void release_delayed(time_point now);
 
+  /// Returns the acceptance time (Unix nanoseconds) of the oldest message
+  /// waiting for a delivery, queued or delayed; nothing if none waits.
+  std::optional<int64_t> oldest_pending_accepted() const;
+
+  /// Calls `fn(delivery_id, flight)` for each delivery in flight.
+  template <class F>
+  void for_each_flight(F fn) const {
+    for (auto& [id, f] : flights_)
+      fn(id, f);
+  }
+
   /// Forgets everything; returns how many messages were held.
   std::size_t clear();
 

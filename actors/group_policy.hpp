@@ -36,6 +36,14 @@ struct group_member {
   bool active = true;
   /// The tags it joined with (`Subscribe.tags`), for policies to read.
   std::vector<std::string> tags;
+  /// Its session's peer address, for the Stats view.
+  std::string peer;
+  /// Its acks, nacks and rejects, for the Stats view.
+  uint64_t acks = 0;
+  /// Its nacks.
+  uint64_t nacks = 0;
+  /// Its rejects.
+  uint64_t rejects = 0;
 
   /// Returns true if the member takes deliveries and has free credit.
   bool has_credit() const noexcept {

@@ -55,13 +55,15 @@ struct member_spec {
   uint32_t max_in_flight = 0;
   /// Labels the group's policy may read (`Subscribe.tags`).
   std::vector<std::string> tags;
+  /// The member session's peer address, for the Stats view.
+  std::string peer;
 };
 
 /// @relates member_spec
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_spec& x) {
   return f(caf::meta::type_name("member_spec"), x.subscription_id,
-           x.max_in_flight, x.tags);
+           x.max_in_flight, x.tags, x.peer);
 }
 
 /// One delivery attempt of a held message to one group member.
@@ -135,6 +137,16 @@ struct group_counters {
   uint64_t stale_answers = 0;
   /// Payload, header and key bytes held.
   uint64_t held_bytes = 0;
+  /// Age of the oldest message held and not in flight, in milliseconds.
+  uint64_t oldest_pending_age_ms = 0;
+  /// Messages received per second over the last full second.
+  double received_per_second_1s = 0;
+  /// Messages received per second over the last ten full seconds.
+  double received_per_second_10s = 0;
+  /// Messages acked per second over the last full second.
+  double acked_per_second_1s = 0;
+  /// Messages acked per second over the last ten full seconds.
+  double acked_per_second_10s = 0;
 };
 
 /// @relates group_counters
@@ -142,8 +154,41 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_counters& x) {
   return f(caf::meta::type_name("group_counters"), x.pending, x.in_flight,
            x.members, x.received, x.delivered, x.acked, x.redelivered,
-           x.dead_lettered, x.dropped, x.refused, x.stale_answers,
-           x.held_bytes);
+           x.dead_lettered, x.dropped, x.refused, x.stale_answers, x.held_bytes,
+           x.oldest_pending_age_ms, x.received_per_second_1s,
+           x.received_per_second_10s, x.acked_per_second_1s,
+           x.acked_per_second_10s);
+}
+
+/// One member of a group as the Stats view shows it.
+struct member_stats {
+  /// The member session's peer address.
+  std::string peer;
+  /// The subscription id within that session.
+  uint64_t subscription_id = 0;
+  /// Deliveries awaiting its answer.
+  uint64_t in_flight = 0;
+  /// The most unacked deliveries it holds at once.
+  uint64_t max_in_flight = 0;
+  /// Its acks, nacks and rejects.
+  uint64_t acks = 0;
+  /// Its nacks.
+  uint64_t nacks = 0;
+  /// Its rejects.
+  uint64_t rejects = 0;
+  /// Milliseconds since its oldest unanswered delivery was made (or last
+  /// extended by InProgress); 0 when none.
+  uint64_t oldest_in_flight_age_ms = 0;
+  /// False once it left while still holding deliveries.
+  bool active = true;
+};
+
+/// @relates member_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, member_stats& x) {
+  return f(caf::meta::type_name("member_stats"), x.peer, x.subscription_id,
+           x.in_flight, x.max_in_flight, x.acks, x.nacks, x.rejects,
+           x.oldest_in_flight_age_ms, x.active);
 }
 
 /// A group as listed: name, settings, counters.
@@ -154,12 +199,17 @@ struct group_info {
   group_settings settings;
   /// Its counters.
   group_counters counters;
+  /// Its members, in join order (filled for Stats only).
+  std::vector<member_stats> members;
+  /// Messages waiting in the group actor's mailbox.
+  uint64_t mailbox = 0;
 };
 
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
-  return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters);
+  return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
+           x.members, x.mailbox);
 }
 
 } // namespace tb

@@ -26,6 +26,7 @@
 #include "actors/error.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
+#include "actors/stats_types.hpp"
 
 // -- atoms --------------------------------------------------------------------
 
@@ -82,6 +83,8 @@ CAF_ADD_ATOM(tinybroker, tb, progress_atom, "progress")
 CAF_ADD_ATOM(tinybroker, tb, expired_atom, "expired")
 /// Group -> session: deliveries for group members.
 CAF_ADD_ATOM(tinybroker, tb, gdeliver_atom, "gdeliver")
+/// Extension actor -> router: list me in the Stats view.
+CAF_ADD_ATOM(tinybroker, tb, observe_atom, "observe")
 /// Group -> session: your membership ended (the group was deleted).
 CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
 /// Service -> router: create a group.
@@ -129,68 +132,6 @@ struct route_ref {
     return ptr.get();
   }
 };
-
-/// Counters a topic actor reports.
-struct topic_stats {
-  /// The topic's name.
-  std::string name;
-  /// Fan-out subscriptions it routes to.
-  uint64_t destinations = 0;
-  /// Sessions that cache its route.
-  uint64_t cachers = 0;
-};
-
-/// @relates topic_stats
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, topic_stats& x) {
-  return f(caf::meta::type_name("topic_stats"), x.name, x.destinations,
-           x.cachers);
-}
-
-/// Counters the router reports.
-struct router_stats {
-  /// Live topic actors.
-  uint64_t topics = 0;
-  /// Live subscriptions in the pattern trie.
-  uint64_t subscriptions = 0;
-  /// Sessions the router monitors.
-  uint64_t sessions = 0;
-};
-
-/// @relates router_stats
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, router_stats& x) {
-  return f(caf::meta::type_name("router_stats"), x.topics, x.subscriptions,
-           x.sessions);
-}
-
-/// Counters a session actor reports.
-struct session_stats {
-  /// Messages accepted from this session.
-  uint64_t published = 0;
-  /// Accepted messages that matched nothing.
-  uint64_t unrouted = 0;
-  /// Deliveries written to the client.
-  uint64_t delivered = 0;
-  /// Fan-out messages lost because the client was too slow.
-  uint64_t dropped = 0;
-  /// Live subscriptions.
-  uint64_t subscriptions = 0;
-  /// Topics whose routes are cached.
-  uint64_t cached_routes = 0;
-  /// Deliveries buffered and not yet written.
-  uint64_t buffered = 0;
-  /// Answers to unknown or already answered group deliveries.
-  uint64_t stale_answers = 0;
-};
-
-/// @relates session_stats
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
-  return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
-           x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
-           x.stale_answers);
-}
 
 } // namespace tb
 
@@ -289,6 +230,33 @@ using topic_actor = caf::typed_actor<
     caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
     caf::replies_to<stats_atom>::with<topic_stats>>;
 
+/// An actor that answers the Stats view with its kind, name and mailbox;
+/// register one with `observe_atom` at the router to list it (spec 11).
+using observable_actor =
+    caf::typed_actor<caf::replies_to<stats_atom>::with<actor_stats>>;
+
+/// The router's answer to a Stats query: its own counters and the actors
+/// the collector asks next.
+struct router_view {
+  /// The router's counters.
+  router_stats router;
+  /// The topics matching the query's pattern, the first `limit` by name.
+  std::vector<topic_actor> topics;
+  /// How many live topics match the pattern.
+  uint64_t topics_matched = 0;
+  /// Every group.
+  std::vector<group_actor> groups;
+  /// The registered extension actors that are alive.
+  std::vector<observable_actor> extensions;
+};
+
+/// @relates router_view
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, router_view& x) {
+  return f(caf::meta::type_name("router_view"), x.router, x.topics,
+           x.topics_matched, x.groups, x.extensions);
+}
+
 /// The router: owns the pattern trie and the directory of topic actors.
 using router_actor = caf::typed_actor<
     caf::replies_to<resolve_atom, std::string, session_actor>::with<route_ref>,
@@ -302,7 +270,9 @@ using router_actor = caf::typed_actor<
     caf::replies_to<create_atom, std::string, group_settings>::with<group_info>,
     caf::replies_to<delete_atom, std::string>::with<uint64_t>,
     caf::replies_to<list_atom>::with<std::vector<group_info>>,
-    caf::replies_to<stats_atom>::with<router_stats>>;
+    caf::replies_to<stats_atom>::with<router_stats>,
+    caf::replies_to<stats_atom, stats_query>::with<router_view>,
+    caf::reacts_to<observe_atom, observable_actor>>;
 
 } // namespace tb
 
@@ -326,6 +296,11 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::member_spec))
 CAF_ADD_TYPE_ID(tinybroker, (tb::enqueue_reply))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_counters))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_info))
+CAF_ADD_TYPE_ID(tinybroker, (tb::latency_histogram))
+CAF_ADD_TYPE_ID(tinybroker, (tb::actor_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::stats_query))
+CAF_ADD_TYPE_ID(tinybroker, (tb::router_view))
+CAF_ADD_TYPE_ID(tinybroker, (tb::member_stats))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

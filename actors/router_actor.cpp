@@ -173,6 +173,8 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       forget_topic(st, msg.source);
     else if (st.group_names.count(msg.source) != 0)
       forget_group(self, msg.source);
+    else if (st.extensions.erase(msg.source) != 0)
+      return;
     else
       forget_session(st, msg.source);
   });
@@ -235,7 +237,14 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](stats_atom) {
         auto& st = self->state;
         return router_stats{st.topics.size(), st.subscriptions.size(),
-                            st.keys_by_session.size()};
+                            st.keys_by_session.size(), st.groups.size(),
+                            self->mailbox().size()};
+      },
+      [self](stats_atom, const stats_query& query) {
+        return describe_router(self, query);
+      },
+      [self](observe_atom, observable_actor actor) {
+        observe_extension(self, std::move(actor));
       },
   };
 }

@@ -106,6 +106,8 @@ struct router_state {
   uint64_t spawned_topics = 0;
   /// How long a topic with no subscribers and no publishers lives on.
   std::chrono::milliseconds topic_idle_timeout{60000};
+  /// Extension actors listed in the Stats view, by address.
+  std::unordered_map<caf::actor_addr, observable_actor> extensions;
 };
 
 /// The router's handle type with its state.
@@ -136,6 +138,14 @@ caf::result<uint64_t> delete_group(router_pointer self,
 
 /// Answers with every group's info, sorted by name.
 caf::result<std::vector<group_info>> list_groups(router_pointer self);
+
+/// Answers a Stats query: the router's counters, the matching topics (the
+/// first `limit` by name), every group and every extension actor.
+caf::result<router_view> describe_router(router_pointer self,
+                                         const stats_query& query);
+
+/// Lists `actor` in the Stats view until it exits.
+void observe_extension(router_pointer self, observable_actor actor);
 
 /// Forgets a group that stopped or died: out of the trie and every topic.
 void forget_group(router_pointer self, const caf::actor_addr& addr);

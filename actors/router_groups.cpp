@@ -92,7 +92,7 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
   if (auto err = check_group_count(st))
     return make_caf_error(err.code, "group \"" + name + "\": " + err.text);
   auto promise = self->make_response_promise<group_info>();
-  auto info = group_info{name, settings, {}};
+  auto info = group_info{name, settings, {}, {}, 0};
   spawn_group(
       self, name, settings,
       [promise, info](const group_actor&) mutable { promise.deliver(info); });

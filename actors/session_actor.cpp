@@ -1,5 +1,8 @@
 #include "actors/session_actor.hpp"
 
+#include <chrono>
+#include <string_view>
+
 #include "actors/routing/pattern.hpp"
 #include "actors/unary_call.hpp"
 #include "tinybroker.pb.h"
@@ -179,6 +182,18 @@ void queue_drop_notices(session_state& st) {
   }
 }
 
+// Records the latency of each delivery in `frame`, from acceptance to now:
+// one clock read per frame.
+void record_latencies(session_state& st, const pb::ServerFrame& frame) {
+  if (!frame.has_deliveries())
+    return;
+  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  for (auto& delivery : frame.deliveries().deliveries())
+    st.stats.delivery_latency.record(now - delivery.accepted_unix_nanos());
+}
+
 } // namespace
 
 void queue_error(session_pointer self, uint64_t request_id, const char* request,
@@ -195,6 +210,9 @@ void queue_error(session_pointer self, uint64_t request_id, const char* request,
   err->set_reason(std::string{to_string(error.code)});
   err->set_message(error.text);
   self->state.control.push_back(std::move(frame));
+  // Refused messages of a publish are counted one by one when it finishes.
+  if (std::string_view{request} != "publish")
+    ++self->state.stats.refused;
 }
 
 void release_frame(session_pointer self) {
@@ -232,6 +250,7 @@ void flush(session_pointer self) {
       if (n < max)
         n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
       st.stats.delivered += n;
+      record_latencies(st, *frame);
     }
     st.sink->write(std::move(frame));
   }
@@ -315,8 +334,15 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
         auto& st = self->state;
         auto result = st.stats;
         result.cached_routes = st.routes.size();
-        result.buffered = st.deliveries.buffered();
+        result.buffered = st.deliveries.buffered() + st.group_outbox.size();
         result.dropped = st.deliveries.dropped_total();
+        result.buffered_bytes = st.deliveries.buffered_bytes();
+        result.peer = st.peer;
+        result.connected_ms = static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(
+                std::chrono::steady_clock::now() - st.started)
+                .count());
+        result.mailbox = self->mailbox().size();
         return result;
       },
   };

@@ -91,7 +91,8 @@ void join_group(session_pointer self, uint64_t request_id,
       req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
   auto granted =
       static_cast<uint32_t>(std::min<uint64_t>(asked, budget - promised));
-  auto spec = member_spec{id, granted, {req.tags().begin(), req.tags().end()}};
+  auto spec =
+      member_spec{id, granted, {req.tags().begin(), req.tags().end()}, st.peer};
   st.memberships.emplace(id, membership{req.group(), {}, granted, {}});
   ++st.stats.subscriptions;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),

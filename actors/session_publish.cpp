@@ -98,6 +98,9 @@ void report_refusals(session_pointer self, const publish_job& job) {
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
   --st.publishing;
+  for (auto& outcome : job.outcomes)
+    if (outcome.error)
+      ++st.stats.refused;
   if (job.unary) {
     fill_results(job, *job.unary->reply->mutable_results());
     job.unary->complete(error_info{});

@@ -1,11 +1,293 @@
 #include "net/stats_collector.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <memory>
+#include <unistd.h>
+
+#include <caf/event_based_actor.hpp>
+
+#include "net/group_admin.hpp"
+
+#ifndef TINYBROKER_VERSION
+#error "TINYBROKER_VERSION must be defined by the build"
+#endif
+
 namespace tb {
 
-void collect_stats(stats_sources, const tinybroker::v1::StatsRequest&,
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// How long the collector waits for any one actor.
+constexpr auto ask_timeout = std::chrono::seconds(5);
+
+// What the collector gathered so far.
+struct gathering {
+  pb::StatsRequest request;
+  uint32_t limit = default_stats_limit;
+  stats_sources sources;
+  stats_callback done;
+  router_view view;
+  std::vector<topic_stats> topics;
+  std::vector<group_info> groups;
+  std::vector<std::pair<session_actor, session_stats>> sessions;
+  std::vector<session_stats> publishers;
+  std::vector<std::pair<caf::actor_id, actor_stats>> extensions;
+  std::vector<std::pair<caf::actor_id, std::string>> topic_ids;
+  std::vector<std::pair<caf::actor_id, std::string>> group_ids;
+  size_t outstanding = 0;
+};
+
+using gathering_ptr = std::shared_ptr<gathering>;
+
+// Returns the resident memory of this process in bytes (0 if unknown).
+uint64_t resident_bytes() {
+  std::ifstream statm{"/proc/self/statm"};
+  uint64_t pages = 0;
+  uint64_t resident = 0;
+  if (!(statm >> pages >> resident))
+    return 0;
+  return resident * static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return part.empty() || text.find(part) != std::string::npos;
+}
+
+void to_proto(const latency_histogram& in, pb::LatencyHistogram& out) {
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < latency_histogram::bounds_ns.size(); ++i) {
+    out.add_upper_bounds_seconds(
+        static_cast<double>(latency_histogram::bounds_ns[i]) / 1e9);
+    if (i < in.counts.size())
+      cumulative += in.counts[i];
+    out.add_cumulative_counts(cumulative);
+  }
+  out.set_count(in.count);
+  out.set_sum_seconds(static_cast<double>(in.sum_ns) / 1e9);
+}
+
+void add_actor(pb::StatsReply& reply, const char* kind, std::string name,
+               uint64_t mailbox, caf::actor_id id) {
+  auto* actor = reply.add_actors();
+  actor->set_kind(kind);
+  actor->set_name(std::move(name));
+  actor->set_mailbox(mailbox);
+  actor->set_id(id);
+}
+
+// Adds the broker totals: over every session, publisher and group.
+void fill_totals(gathering& g, pb::StatsReply& reply) {
+  auto& b = *reply.mutable_broker();
+  latency_histogram latency;
+  auto add_session = [&](const session_stats& s) {
+    b.set_published(b.published() + s.published);
+    b.set_unrouted(b.unrouted() + s.unrouted);
+    b.set_delivered(b.delivered() + s.delivered);
+    b.set_dropped(b.dropped() + s.dropped);
+    b.set_buffered(b.buffered() + s.buffered);
+    b.set_refused(b.refused() + s.refused);
+    b.set_held_bytes(b.held_bytes() + s.buffered_bytes);
+    latency.merge(s.delivery_latency);
+  };
+  for (auto& [actor, s] : g.sessions)
+    add_session(s);
+  for (auto& s : g.publishers)
+    add_session(s);
+  for (auto& info : g.groups)
+    b.set_held_bytes(b.held_bytes() + info.counters.held_bytes);
+  b.set_sessions(g.sources.sessions.size());
+  b.set_topics(g.view.router.topics);
+  b.set_subscriptions(g.view.router.subscriptions);
+  b.set_groups(g.view.router.groups);
+  b.set_version(TINYBROKER_VERSION);
+  b.set_uptime_ms(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - g.sources.started)
+          .count()));
+  b.set_rss_bytes(resident_bytes());
+  to_proto(latency, *b.mutable_delivery_latency());
+}
+
+// Fills the lists: filtered, sorted by name, cut to the limit.
+void fill_lists(gathering& g, pb::StatsReply& reply) {
+  auto& req = g.request;
+  std::sort(g.topics.begin(), g.topics.end(),
+            [](auto& x, auto& y) { return x.name < y.name; });
+  reply.set_topics_matched(g.view.topics_matched);
+  for (auto& t : g.topics) {
+    auto* out = reply.add_topics();
+    out->set_name(t.name);
+    out->set_destinations(t.destinations);
+    out->set_groups(t.groups);
+    out->set_publishers(t.cachers);
+  }
+  std::vector<const group_info*> groups;
+  for (auto& info : g.groups)
+    if (contains(info.name, req.group_filter()))
+      groups.push_back(&info);
+  std::sort(groups.begin(), groups.end(),
+            [](auto* x, auto* y) { return x->name < y->name; });
+  reply.set_groups_matched(groups.size());
+  groups.resize(std::min<size_t>(groups.size(), g.limit));
+  for (auto* info : groups) {
+    auto* out = reply.add_groups();
+    to_proto(*info, *out);
+    for (auto& m : info->members) {
+      auto* member = out->add_members();
+      member->set_peer(m.peer);
+      member->set_subscription_id(m.subscription_id);
+      member->set_in_flight(m.in_flight);
+      member->set_max_in_flight(m.max_in_flight);
+      member->set_credit(
+          m.max_in_flight > m.in_flight ? m.max_in_flight - m.in_flight : 0);
+      member->set_acks(m.acks);
+      member->set_nacks(m.nacks);
+      member->set_rejects(m.rejects);
+      member->set_oldest_in_flight_age_ms(m.oldest_in_flight_age_ms);
+      member->set_active(m.active);
+    }
+  }
+  std::vector<const std::pair<session_actor, session_stats>*> sessions;
+  for (auto& entry : g.sessions)
+    if (contains(entry.second.peer, req.session_filter()))
+      sessions.push_back(&entry);
+  std::sort(sessions.begin(), sessions.end(),
+            [](auto* x, auto* y) { return x->second.peer < y->second.peer; });
+  reply.set_sessions_matched(sessions.size());
+  sessions.resize(std::min<size_t>(sessions.size(), g.limit));
+  for (auto* entry : sessions) {
+    auto& s = entry->second;
+    auto* out = reply.add_sessions();
+    out->set_peer(s.peer);
+    out->set_published(s.published);
+    out->set_delivered(s.delivered);
+    out->set_dropped(s.dropped);
+    out->set_subscriptions(s.subscriptions);
+    out->set_buffered_messages(s.buffered);
+    out->set_buffered_bytes(s.buffered_bytes);
+    out->set_connected_ms(s.connected_ms);
+    out->set_unrouted(s.unrouted);
+  }
+  if (!req.actors())
+    return;
+  add_actor(reply, "router", "router", g.view.router.mailbox,
+            g.sources.router.id());
+  for (auto& t : g.topics)
+    for (auto& [id, name] : g.topic_ids)
+      if (name == t.name)
+        add_actor(reply, "topic", t.name, t.mailbox, id);
+  for (auto* info : groups)
+    for (auto& [id, name] : g.group_ids)
+      if (name == info->name)
+        add_actor(reply, "group",
+                  info->name + " (" + info->settings.policy + ")",
+                  info->mailbox, id);
+  for (auto* entry : sessions)
+    add_actor(reply, "session", entry->second.peer, entry->second.mailbox,
+              entry->first.id());
+  for (size_t i = 0; i < g.sources.publishers.size(); ++i)
+    if (i < g.publishers.size())
+      add_actor(reply, "publisher", "unary-publisher-" + std::to_string(i),
+                g.publishers[i].mailbox, g.sources.publishers[i].id());
+  for (auto& [id, ext] : g.extensions)
+    add_actor(reply, ext.kind.c_str(), ext.name, ext.mailbox, id);
+}
+
+void finish(const gathering_ptr& g) {
+  pb::StatsReply reply;
+  fill_totals(*g, reply);
+  fill_lists(*g, reply);
+  g->done(reply, error_info{});
+}
+
+// Asks every actor the router's view names, and the sessions.
+void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
+  auto answered = [self, g] {
+    if (--g->outstanding == 0) {
+      finish(g);
+      self->quit();
+    }
+  };
+  auto& view = g->view;
+  g->outstanding = 1 + view.topics.size() + view.groups.size() +
+                   view.extensions.size() + g->sources.sessions.size() +
+                   g->sources.publishers.size();
+  auto ignore = [answered](caf::error&) {
+    answered();
+  };
+  for (auto& topic : view.topics)
+    self->request(topic, ask_timeout, stats_atom_v)
+        .then(
+            [g, answered, id = topic.id()](topic_stats& s) {
+              g->topic_ids.emplace_back(id, s.name);
+              g->topics.push_back(std::move(s));
+              answered();
+            },
+            ignore);
+  for (auto& group : view.groups)
+    self->request(group, ask_timeout, stats_atom_v)
+        .then(
+            [g, answered, id = group.id()](group_info& info) {
+              g->group_ids.emplace_back(id, info.name);
+              g->groups.push_back(std::move(info));
+              answered();
+            },
+            ignore);
+  for (auto& ext : view.extensions)
+    self->request(ext, ask_timeout, stats_atom_v)
+        .then(
+            [g, answered, id = ext.id()](actor_stats& s) {
+              g->extensions.emplace_back(id, std::move(s));
+              answered();
+            },
+            ignore);
+  for (auto& session : g->sources.sessions)
+    self->request(session, ask_timeout, stats_atom_v)
+        .then(
+            [g, answered, session](session_stats& s) {
+              g->sessions.emplace_back(session, std::move(s));
+              answered();
+            },
+            ignore);
+  for (auto& publisher : g->sources.publishers)
+    self->request(publisher, ask_timeout, stats_atom_v)
+        .then(
+            [g, answered](session_stats& s) {
+              g->publishers.push_back(std::move(s));
+              answered();
+            },
+            ignore);
+  answered(); // the 1 counted for the loop itself
+}
+
+} // namespace
+
+void collect_stats(stats_sources sources, const pb::StatsRequest& request,
                    stats_callback done) {
-  tinybroker::v1::StatsReply reply;
-  done(reply, make_error_info(ec::unimplemented, "Stats is being built"));
+  auto g = std::make_shared<gathering>();
+  g->request = request;
+  if (request.limit() != 0)
+    g->limit = std::min(request.limit(), max_stats_limit);
+  g->sources = std::move(sources);
+  g->done = std::move(done);
+  auto& sys = *g->sources.sys;
+  sys.spawn([g](caf::event_based_actor* self) {
+    auto query = stats_query{g->request.topic_pattern(), g->limit};
+    self->request(g->sources.router, ask_timeout, stats_atom_v, query)
+        .then(
+            [self, g](router_view& view) {
+              g->view = std::move(view);
+              ask_all(self, g);
+            },
+            [self, g](caf::error& err) {
+              pb::StatsReply empty;
+              g->done(empty, to_error_info(err));
+              self->quit();
+            });
+  });
 }
 
 } // namespace tb

@@ -1,0 +1,131 @@
+// What the actors report when asked for their counters (spec 11). Included
+// by actors/protocol.hpp, which registers their type IDs. Every counter is
+// kept inside the actor it describes; the Stats collector (net/) adds them
+// up on request.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <caf/meta/type_name.hpp>
+
+#include "actors/meters.hpp"
+
+namespace tb {
+
+/// Counters a topic actor reports.
+struct topic_stats {
+  /// The topic's name.
+  std::string name;
+  /// Fan-out subscriptions it routes to.
+  uint64_t destinations = 0;
+  /// Sessions that cache its route (its publishers).
+  uint64_t cachers = 0;
+  /// Groups it routes to.
+  uint64_t groups = 0;
+  /// Messages waiting in its mailbox.
+  uint64_t mailbox = 0;
+};
+
+/// @relates topic_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, topic_stats& x) {
+  return f(caf::meta::type_name("topic_stats"), x.name, x.destinations,
+           x.cachers, x.groups, x.mailbox);
+}
+
+/// Counters the router reports.
+struct router_stats {
+  /// Live topic actors.
+  uint64_t topics = 0;
+  /// Live subscriptions in the pattern trie.
+  uint64_t subscriptions = 0;
+  /// Sessions the router monitors.
+  uint64_t sessions = 0;
+  /// Consumer groups.
+  uint64_t groups = 0;
+  /// Messages waiting in its mailbox.
+  uint64_t mailbox = 0;
+};
+
+/// @relates router_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, router_stats& x) {
+  return f(caf::meta::type_name("router_stats"), x.topics, x.subscriptions,
+           x.sessions, x.groups, x.mailbox);
+}
+
+/// Counters a session actor reports.
+struct session_stats {
+  /// Messages accepted from this session.
+  uint64_t published = 0;
+  /// Accepted messages that matched nothing.
+  uint64_t unrouted = 0;
+  /// Deliveries written to the client.
+  uint64_t delivered = 0;
+  /// Fan-out messages lost because the client was too slow.
+  uint64_t dropped = 0;
+  /// Live subscriptions.
+  uint64_t subscriptions = 0;
+  /// Topics whose routes are cached.
+  uint64_t cached_routes = 0;
+  /// Deliveries buffered and not yet written.
+  uint64_t buffered = 0;
+  /// Answers to unknown or already answered group deliveries.
+  uint64_t stale_answers = 0;
+  /// Refused requests and refused messages of publishes.
+  uint64_t refused = 0;
+  /// Payload bytes of the buffered deliveries.
+  uint64_t buffered_bytes = 0;
+  /// The client's address (empty for the broker's own publishers).
+  std::string peer;
+  /// Milliseconds since the session started.
+  uint64_t connected_ms = 0;
+  /// Messages waiting in its mailbox.
+  uint64_t mailbox = 0;
+  /// Latency from acceptance to the write of each delivery.
+  latency_histogram delivery_latency;
+};
+
+/// @relates session_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
+  return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
+           x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
+           x.stale_answers, x.refused, x.buffered_bytes, x.peer, x.connected_ms,
+           x.mailbox, x.delivery_latency);
+}
+
+/// An actor that is not one of the broker's own kinds (a user's extension
+/// of routing) as it describes itself to the Stats view.
+struct actor_stats {
+  /// What it is, in the user's words ("audit-tap", "rate-limiter", ...).
+  std::string kind;
+  /// Which one it is.
+  std::string name;
+  /// Messages waiting in its mailbox.
+  uint64_t mailbox = 0;
+};
+
+/// @relates actor_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, actor_stats& x) {
+  return f(caf::meta::type_name("actor_stats"), x.kind, x.name, x.mailbox);
+}
+
+/// What the Stats collector asks the router for.
+struct stats_query {
+  /// Topics to list: those matching this pattern; empty lists none.
+  std::string topic_pattern;
+  /// The most topics to list (the first by name).
+  uint32_t limit = 100;
+};
+
+/// @relates stats_query
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, stats_query& x) {
+  return f(caf::meta::type_name("stats_query"), x.topic_pattern, x.limit);
+}
+
+} // namespace tb
