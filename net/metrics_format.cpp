@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 namespace tb {
 
@@ -288,9 +289,20 @@ std::string format_metric_value(double value) {
     return "NaN";
   if (std::isinf(value))
     return value > 0 ? "+Inf" : "-Inf";
-  char buf[32];
-  auto res = std::to_chars(buf, buf + sizeof(buf), value);
-  return std::string(buf, res.ptr);
+  // The shortest digits that read back as `value`, laid out as Go's
+  // strconv.FormatFloat(value, 'g', -1, 64) does (the Prometheus Go client
+  // writes `le` labels so): an exponent below -4 or from 6 up is written
+  // in scientific notation ("5e-05", "1.5e+06"), the rest in fixed.
+  char buf[64];
+  auto sci = std::to_chars(buf, buf + sizeof(buf), value,
+                           std::chars_format::scientific);
+  std::string text(buf, sci.ptr);
+  auto exponent = std::atoi(text.c_str() + text.find('e') + 1);
+  if (exponent < -4 || exponent >= 6)
+    return text;
+  auto fixed =
+      std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed);
+  return std::string(buf, fixed.ptr);
 }
 
 } // namespace tb

@@ -48,8 +48,10 @@ std::string render_metrics(const tinybroker::v1::StatsReply& reply,
 /// `\\`, `"` as `\"` and a newline as `\n`.
 std::string escape_label_value(std::string_view value);
 
-/// Formats `value` as the text format writes numbers: the shortest text
-/// that reads back as the same double, `+Inf`, `-Inf` or `NaN`.
+/// Formats `value` as the text format writes numbers: the shortest digits
+/// that read back as the same double, in scientific notation only for
+/// exponents below -4 or from 6 up (as the Prometheus Go client writes
+/// them: `0.0001`, `5e-05`, `1.5e+06`), or `+Inf`, `-Inf`, `NaN`.
 std::string format_metric_value(double value);
 
 } // namespace tb

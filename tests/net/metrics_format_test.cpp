@@ -237,6 +237,13 @@ TEST(metrics_format, numbers_read_back_exactly) {
   EXPECT_EQ(format_metric_value(1.0), "1");
   EXPECT_EQ(format_metric_value(0.1), "0.1");
   EXPECT_EQ(format_metric_value(2.5e-05), "2.5e-05");
+  EXPECT_EQ(format_metric_value(0.0001), "0.0001"); // as Go writes `le`
+  EXPECT_EQ(format_metric_value(0.00025), "0.00025");
+  EXPECT_EQ(format_metric_value(100.0), "100");
+  EXPECT_EQ(format_metric_value(123456.5), "123456.5");
+  EXPECT_EQ(format_metric_value(1234567.0), "1.234567e+06");
+  EXPECT_EQ(format_metric_value(0.0), "0");
+  EXPECT_EQ(format_metric_value(-0.5), "-0.5");
   EXPECT_EQ(format_metric_value(std::numeric_limits<double>::infinity()),
             "+Inf");
   EXPECT_EQ(format_metric_value(-std::numeric_limits<double>::infinity()),
