@@ -9,10 +9,10 @@
 namespace tb {
 
 /// Runs the broker from the command line `argc`/`argv` (`--config`,
-/// `--listen`, `--version`, `--help`) until SIGTERM or SIGINT, naming
-/// itself `program` in messages; returns the process exit code (0 after a
-/// clean stop, 1 if the broker cannot start, 2 for a bad command line or
-/// config).
+/// `--listen`, `--metrics-listen`, `--check-config`, `--version`, `--help`)
+/// until SIGTERM or SIGINT, naming itself `program` in messages; returns the
+/// process exit code (0 after a clean stop, 1 if the broker cannot start, 2
+/// for a bad command line or config).
 int run_broker(int argc, char** argv, const std::string& program);
 
 } // namespace tb
