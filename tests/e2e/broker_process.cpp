@@ -164,6 +164,13 @@ std::optional<int> child_process::stop(int signal,
 std::optional<int> child_process::wait_exit(std::chrono::milliseconds timeout) {
   if (!exit_code_)
     exit_code_ = wait_for_pid(pid_, timeout);
+  if (exit_code_) {
+    // The process is gone, but the reader may not have taken its last
+    // bytes yet: wait (briefly) for the end of its output.
+    std::unique_lock<std::mutex> guard{mutex_};
+    cv_.wait_for(guard, std::chrono::seconds(2),
+                 [this] { return output_closed_; });
+  }
   return exit_code_;
 }
 
