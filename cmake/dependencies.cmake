@@ -5,6 +5,13 @@ find_package(gRPC CONFIG REQUIRED)
 find_package(toml11 CONFIG REQUIRED)
 find_package(GTest REQUIRED)
 
+# cpp-httplib (Debian libcpp-httplib-dev) serves the metrics endpoint. It is
+# a compiled library whose classes change with its feature macros, so its
+# header must see the ones the library was built with
+# (CPPHTTPLIB_OPENSSL_SUPPORT, ...): they come from its pkg-config file.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+
 # jemalloc (Debian libjemalloc-dev) for the broker programs, unless off.
 if(TINYBROKER_JEMALLOC)
   find_library(JEMALLOC_LIB jemalloc REQUIRED)

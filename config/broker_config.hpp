@@ -128,6 +128,30 @@ inline bool operator!=(const limits_config& x, const limits_config& y) {
   return !(x == y);
 }
 
+/// The Prometheus endpoint (`GET /metrics` over HTTP, spec 11).
+struct metrics_config {
+  /// The HTTP listen address, `HOST:PORT`; empty means no metrics listener
+  /// (`"off"` in the file and on the command line).
+  std::string listen = "127.0.0.1:7401";
+  /// Whether each scrape lists every topic with its own series.
+  bool per_topic = false;
+
+  /// Returns true if the metrics listener runs.
+  bool enabled() const noexcept {
+    return !listen.empty();
+  }
+};
+
+/// Returns true if `x` and `y` hold the same metrics settings.
+inline bool operator==(const metrics_config& x, const metrics_config& y) {
+  return x.listen == y.listen && x.per_topic == y.per_topic;
+}
+
+/// Returns true if `x` and `y` differ in any metrics setting.
+inline bool operator!=(const metrics_config& x, const metrics_config& y) {
+  return !(x == y);
+}
+
 /// Everything `tinybroker` reads at start; default-built = built-in defaults.
 struct broker_config {
   /// The gRPC listen address, `HOST:PORT`; loopback by default (spec 10).
@@ -148,6 +172,8 @@ struct broker_config {
   bool health_service = true;
   /// Whether gRPC server reflection is served.
   bool reflection = true;
+  /// The Prometheus metrics endpoint.
+  metrics_config metrics;
   /// The actor scheduler's worker threads; 0 = the number of cores.
   std::size_t worker_threads = 0;
   /// The actor scheduler: "sharing" (one queue; idle workers wake at once)
@@ -169,12 +195,14 @@ struct broker_config {
 inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
-                  x.reflection, x.worker_threads, x.scheduler, x.limits,
-                  x.auto_create_groups, x.group_defaults, x.groups, x.source) ==
+                  x.reflection, x.metrics, x.worker_threads, x.scheduler,
+                  x.limits, x.auto_create_groups, x.group_defaults, x.groups,
+                  x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
-                  y.reflection, y.worker_threads, y.scheduler, y.limits,
-                  y.auto_create_groups, y.group_defaults, y.groups, y.source);
+                  y.reflection, y.metrics, y.worker_threads, y.scheduler,
+                  y.limits, y.auto_create_groups, y.group_defaults, y.groups,
+                  y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

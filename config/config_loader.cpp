@@ -7,6 +7,8 @@
 //   [limits]          every limits_config field under its own name:
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
 //   [observability]   health_service = true, reflection = true
+//   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
+//                     per_topic = false
 //   [groups]          auto_create = true
 //   [groups.defaults] ack_wait = "30s", max_deliveries = 5, overflow =
 //                     "reject", ... (group_settings without `pattern`)
@@ -282,6 +284,14 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});
+  auto metrics_listen = [&r, &cfg](const toml::value& v,
+                                   const std::string& path) {
+    if (!v.is_string() ||
+        !parse_metrics_listen(v.as_string().str, cfg.metrics.listen))
+      r.bad(v, path, std::string(metrics_listen_expected));
+  };
+  auto metrics = r.table({{"listen", metrics_listen},
+                          {"per_topic", r.boolean(cfg.metrics.per_topic)}});
   // The defaults first, wherever they are in the file: groups start from them.
   auto groups = [&](const toml::value& v, const std::string& path) {
     if (v.is_table() && v.as_table().count("defaults") != 0) {
@@ -334,6 +344,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
                             })},
        {"limits", limits},
        {"observability", observability},
+       {"metrics", metrics},
        {"groups", groups}},
       nullptr);
 }
@@ -518,8 +529,13 @@ std::string describe(const broker_config& cfg) {
      << cfg.scheduler << ", shutdown_grace " << ms(cfg.shutdown_grace)
      << ", topic_idle_timeout " << ms(cfg.topic_idle_timeout)
      << ", health_service " << cfg.health_service << ", reflection "
-     << cfg.reflection
-     << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
+     << cfg.reflection << "\nmetrics: ";
+  if (cfg.metrics.enabled())
+    os << "listen " << cfg.metrics.listen << ", per_topic "
+       << cfg.metrics.per_topic;
+  else
+    os << "off";
+  os << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
      << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
      << " tokens per topic, " << l.max_publish_batch << "/publish, "
      << l.subscription_buffer << "/subscription buffer, "

@@ -174,6 +174,27 @@ inline std::string check_listen_address(std::string_view address) {
   return {};
 }
 
+/// What a metrics listen address may be, for messages.
+inline constexpr std::string_view metrics_listen_expected =
+    "\"off\" or HOST:PORT with a port from 0 to 65535 and IPv6 hosts in "
+    "brackets, like \"127.0.0.1:7401\" or \"[::1]:7401\"";
+
+/// Reads a metrics listen address (the `[metrics] listen` key and the
+/// `--metrics-listen` flag): a listen address as `check_listen_address`
+/// takes it, or `"off"` or an empty string for no metrics listener. Sets
+/// `out` (empty for none) and returns true, or returns false and leaves
+/// `out` alone.
+inline bool parse_metrics_listen(std::string_view text, std::string& out) {
+  if (text.empty() || text == "off") {
+    out.clear();
+    return true;
+  }
+  if (!check_listen_address(text).empty())
+    return false;
+  out = std::string(text);
+  return true;
+}
+
 /// Returns a short multi-line summary of `cfg` for the startup log.
 std::string describe(const broker_config& cfg);
 

@@ -93,6 +93,7 @@ int run_broker(int argc, char** argv, const std::string& program) {
   std::string config_file;
   std::string check_file;
   std::string listen;
+  std::string metrics_listen;
   app.add_option("-c,--config", config_file, "TOML config file");
   app.add_option("--check-config", check_file,
                  "only check the TOML config FILE: print the effective "
@@ -102,6 +103,10 @@ int run_broker(int argc, char** argv, const std::string& program) {
   app.add_option("-l,--listen", listen,
                  "listen address HOST:PORT (overrides the config; port 0 "
                  "picks a free port)");
+  app.add_option("--metrics-listen", metrics_listen,
+                 "Prometheus metrics address HOST:PORT, or \"off\" "
+                 "(overrides the config; default 127.0.0.1:7401)")
+      ->type_name("ADDR");
   std::string log_level;
   std::string log_format;
   app.add_option("--log-level", log_level,
@@ -145,6 +150,13 @@ int run_broker(int argc, char** argv, const std::string& program) {
     }
     cfg.listen = listen;
   }
+  if (app.count("--metrics-listen") != 0 &&
+      !parse_metrics_listen(metrics_listen, cfg.metrics.listen)) {
+    std::fprintf(stderr, "%s: --metrics-listen: got \"%s\"; expected %s\n",
+                 program.c_str(), metrics_listen.c_str(),
+                 std::string(metrics_listen_expected).c_str());
+    return 2;
+  }
   log::level lvl = log::level::info;
   if (!log_level.empty()) {
     if (!log::parse_level(log_level, lvl)) {
@@ -187,7 +199,10 @@ int run_broker(int argc, char** argv, const std::string& program) {
     return 1;
   }
   log::info(program + " " + TINYBROKER_VERSION + " listening on " +
-            server.address() + " (config: " + cfg.source + ")");
+            server.address() + " (config: " + cfg.source + "); metrics " +
+            (server.metrics_address().empty()
+                 ? std::string{"off"}
+                 : "on http://" + server.metrics_address() + "/metrics"));
   int sig = 0;
   sigwait(&signals, &sig);
   // The process ends by grace + 1 s; leave teardown a tenth of that.

@@ -19,6 +19,7 @@
 #include "net/broker_service.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
+#include "net/metrics_server.hpp"
 
 namespace tb {
 
@@ -125,9 +126,36 @@ error_info broker_server::start() {
     health->SetServingStatus(tinybroker::v1::Broker::service_full_name(), true);
     health->SetServingStatus("", true);
   }
+  if (auto err = start_metrics()) {
+    server_->Shutdown(std::chrono::system_clock::now());
+    server_->Wait();
+    release();
+    return err;
+  }
   auto host = cfg_.listen.substr(0, cfg_.listen.rfind(':'));
   address_ = host + ":" + std::to_string(port);
   running_ = true;
+  return {};
+}
+
+error_info broker_server::start_metrics() {
+  if (!cfg_.metrics.enabled())
+    return {};
+  metrics_server_settings settings;
+  settings.listen = cfg_.metrics.listen;
+  settings.options.per_topic = cfg_.metrics.per_topic;
+  auto* service = service_.get();
+  metrics_ = std::make_unique<metrics_server>(
+      [service](const tinybroker::v1::StatsRequest& request,
+                stats_callback done) {
+        service->collect_stats(request, std::move(done));
+      },
+      settings);
+  if (auto err = metrics_->start()) {
+    metrics_.reset();
+    return make_error_info(err.code, "metrics listener: " + err.text);
+  }
+  metrics_address_ = metrics_->address();
   return {};
 }
 
@@ -153,7 +181,14 @@ void broker_server::stop() {
   if (!running_)
     return;
   running_ = false;
+  if (metrics_)
+    metrics_->shut_down(); // no scrape reaches the service from now on
   drain();
+  // The HTTP threads end while streams drain: a connection still open
+  // lasts at most a second (io_timeout) once the listener is closed. They
+  // no longer touch the broker, so a stop does not wait for them.
+  if (metrics_ && !metrics_->wait_stopped(std::chrono::milliseconds(100)))
+    log::debug("metrics connections still closing; not waiting for them");
   log_what_is_held();
   if (server_ && !cancel_calls(std::chrono::milliseconds(500))) {
     // Only a client that stopped reading with data queued for it holds
@@ -250,6 +285,7 @@ void broker_server::release() {
     caf::anon_send_exit(router_, caf::exit_reason::user_shutdown);
   publishers_.clear();
   router_ = nullptr;
+  metrics_.reset();
   server_.reset();
   service_.reset();
   system_.reset(); // waits for every actor

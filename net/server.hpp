@@ -1,4 +1,5 @@
-// The broker as a whole: the actor system, the router, the gRPC server.
+// The broker as a whole: the actor system, the router, the gRPC server and
+// the metrics listener.
 
 #pragma once
 
@@ -24,6 +25,7 @@ class Server;
 namespace tb {
 
 class broker_service;
+class metrics_server;
 
 /// Owns everything a running broker consists of. Start it, then stop it
 /// (or destroy it, which stops it).
@@ -38,8 +40,10 @@ public:
   broker_server(const broker_server&) = delete;
   broker_server& operator=(const broker_server&) = delete;
 
-  /// Spawns the actors and starts listening; returns an error naming the
-  /// problem (for example an address that cannot be bound).
+  /// Spawns the actors and starts listening, on the gRPC address and then
+  /// on the metrics address (unless metrics are off); returns an error
+  /// naming the problem (for example an address that cannot be bound; one
+  /// of the metrics address starts with `metrics listener: `).
   error_info start();
 
   /// Returns the address the broker listens on, with the port it bound.
@@ -47,7 +51,14 @@ public:
     return address_;
   }
 
-  /// Stops accepting, ends every stream with UNAVAILABLE, waits at most
+  /// Returns the address of the metrics listener, with the port it bound;
+  /// empty when metrics are off.
+  const std::string& metrics_address() const noexcept {
+    return metrics_address_;
+  }
+
+  /// Stops the metrics listener, stops accepting, ends every stream with
+  /// UNAVAILABLE, waits at most
   /// `shutdown_grace` for calls to finish, logs what was still held,
   /// cancels what is left and stops the actors. Returns within
   /// `shutdown_grace` plus about a second; see `abandoned()`.
@@ -63,6 +74,9 @@ public:
 
 private:
   error_info create_declared_groups();
+
+  // Starts the metrics listener if the config has one.
+  error_info start_metrics();
 
   // Turns health to NOT_SERVING, ends every stream and waits for streams
   // and calls to end, at most `shutdown_grace`.
@@ -91,7 +105,9 @@ private:
   log_actor logger_;
   std::unique_ptr<broker_service> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<metrics_server> metrics_;
   std::string address_;
+  std::string metrics_address_;
   bool running_ = false;
   bool abandoned_ = false;
 };

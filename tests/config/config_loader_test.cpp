@@ -73,6 +73,9 @@ max_topics = 19
 [observability]
 health_service = false
 reflection = false
+[metrics]
+listen = "127.0.0.1:9100"
+per_topic = true
 [groups]
 auto_create = false
 [groups.defaults]
@@ -105,6 +108,7 @@ policy = "round_robin"
   want.limits = {2u << 20, 100, 8, 10, 11, 12, 1u << 30, 13, 14, 17, 18, 19};
   want.health_service = false;
   want.reflection = false;
+  want.metrics = {"127.0.0.1:9100", true};
   want.auto_create_groups = false;
   want.group_defaults = {"",     1h,        0,
                          15,     64 * 1024, tb::overflow_policy::drop_oldest,

@@ -1,5 +1,6 @@
 #include "broker_process.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
@@ -63,11 +64,20 @@ std::optional<int> wait_for_pid(pid_t pid, std::chrono::milliseconds timeout) {
   }
 }
 
+// Returns `args` plus `--metrics-listen off` unless they set the metrics
+// address: tests start many brokers at once, which must not all try the
+// default metrics port.
+std::vector<std::string> metrics_off_unless_set(std::vector<std::string> args) {
+  if (std::find(args.begin(), args.end(), "--metrics-listen") == args.end())
+    args.insert(args.end(), {"--metrics-listen", "off"});
+  return args;
+}
+
 // Arguments that make the broker listen on a free loopback port.
 std::vector<std::string> free_port_args(std::vector<std::string> extra) {
   std::vector<std::string> args{"--listen", "127.0.0.1:0"};
   args.insert(args.end(), extra.begin(), extra.end());
-  return args;
+  return metrics_off_unless_set(std::move(args));
 }
 
 // Fails the running test if `output` (of the program `binary`) holds a
@@ -154,6 +164,13 @@ std::optional<int> child_process::stop(int signal,
 std::optional<int> child_process::wait_exit(std::chrono::milliseconds timeout) {
   if (!exit_code_)
     exit_code_ = wait_for_pid(pid_, timeout);
+  if (exit_code_) {
+    // The process is gone, but the reader may not have taken its last
+    // bytes yet: wait (briefly) for the end of its output.
+    std::unique_lock<std::mutex> guard{mutex_};
+    cv_.wait_for(guard, std::chrono::seconds(2),
+                 [this] { return output_closed_; });
+  }
   return exit_code_;
 }
 
@@ -175,7 +192,8 @@ broker_process::broker_process(std::vector<std::string> extra_args,
 
 broker_process::broker_process(std::vector<std::string> extra_args,
                                default_listen_t)
-    : child_process(TINYBROKER_BINARY, extra_args) {
+    : child_process(TINYBROKER_BINARY,
+                    metrics_off_unless_set(std::move(extra_args))) {
   // nop
 }
 

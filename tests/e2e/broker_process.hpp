@@ -68,7 +68,8 @@ private:
   std::optional<int> exit_code_;
 };
 
-/// A tinybroker process started from the build tree.
+/// A tinybroker process started from the build tree. Its metrics listener
+/// is off (`--metrics-listen off` is added) unless the arguments set one.
 class broker_process : public child_process {
 public:
   /// Selects the broker's own default address instead of a free port.
@@ -83,7 +84,8 @@ public:
   broker_process(std::vector<std::string> extra_args,
                  const std::string& binary);
 
-  /// Starts `tinybroker` with just `extra_args`, on its default address.
+  /// Starts `tinybroker` with just `extra_args` (and the metrics listener
+  /// off unless they set one), on its default address.
   broker_process(std::vector<std::string> extra_args, default_listen_t);
 
   /// Waits until the broker logs its address; false if it exited first or

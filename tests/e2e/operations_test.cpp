@@ -75,7 +75,9 @@ void publish_many(client::connection& conn, const std::string& topic,
 TEST(OneBrokerPerPort, ASecondBrokerOnABusyPortExits1NamingTheCause) {
   broker_process first;
   ASSERT_TRUE(first.wait_ready()) << first.output();
-  child_process second{TINYBROKER_BINARY, {"--listen", first.address()}};
+  child_process second{
+      TINYBROKER_BINARY,
+      {"--listen", first.address(), "--metrics-listen", "off"}};
   auto code = second.wait_exit(patience);
   ASSERT_TRUE(code.has_value()) << "the second broker runs on a busy port";
   EXPECT_EQ(*code, 1) << second.output();
@@ -94,9 +96,9 @@ TEST(OneBrokerPerPort, ASecondBrokerOnABusyPortExits1NamingTheCause) {
 TEST(OneBrokerPerPort, ABrokerWithItsOwnPoliciesRefusesABusyPortToo) {
   broker_process first;
   ASSERT_TRUE(first.wait_ready()) << first.output();
-  child_process second{std::string{TINYBROKER_EXAMPLES_DIR} +
-                           "/priority_broker",
-                       {"--listen", first.address()}};
+  child_process second{
+      std::string{TINYBROKER_EXAMPLES_DIR} + "/priority_broker",
+      {"--listen", first.address(), "--metrics-listen", "off"}};
   auto code = second.wait_exit(patience);
   ASSERT_TRUE(code.has_value()) << "the second broker runs on a busy port";
   EXPECT_EQ(*code, 1) << second.output();

@@ -125,7 +125,10 @@ bool run::start_broker() {
   }
   auto out = dir_ + "/broker.out";
   broker_ = std::make_unique<child>(
-      cfg_.broker_binary, std::vector<std::string>{"--listen", "127.0.0.1:0"},
+      cfg_.broker_binary,
+      // No metrics listener: soaks and tests may run side by side.
+      std::vector<std::string>{"--listen", "127.0.0.1:0", "--metrics-listen",
+                               "off"},
       out);
   auto rest = wait_for_text(out, "listening on ", 20s);
   if (!rest) {

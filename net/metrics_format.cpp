@@ -1,0 +1,308 @@
+#include "net/metrics_format.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+
+namespace tb {
+
+namespace pb = tinybroker::v1;
+
+namespace {
+
+// -- writing the format -------------------------------------------------------
+
+// Appends the `# HELP` and `# TYPE` lines of family `name` (help texts are
+// constants here, with nothing to escape).
+void header(std::string& out, std::string_view name, std::string_view type,
+            std::string_view help) {
+  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
+  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
+}
+
+// Appends one sample line; `labels` is empty or `{...}`.
+void sample(std::string& out, std::string_view name, std::string_view labels,
+            const std::string& value) {
+  out.append(name).append(labels).append(" ").append(value).append("\n");
+}
+
+// Returns `{name="value"}` with the value escaped.
+std::string one_label(std::string_view name, std::string_view value) {
+  return std::string{"{"}
+      .append(name)
+      .append("=\"")
+      .append(escape_label_value(value))
+      .append("\"}");
+}
+
+// Formats a count: integers as integers, so that large counters keep every
+// digit in the text.
+std::string count(uint64_t n) {
+  return std::to_string(n);
+}
+
+// Converts milliseconds to the seconds the metrics are in.
+std::string seconds(uint64_t ms) {
+  return format_metric_value(static_cast<double>(ms) / 1000.0);
+}
+
+// -- the metric tables --------------------------------------------------------
+
+// A broker-wide metric: name, type, help and how to read it.
+struct broker_metric {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+  std::string (*value)(const pb::BrokerCounters&);
+};
+
+const broker_metric broker_metrics[] = {
+    {"tinybroker_messages_published_total", "counter",
+     "Messages the broker accepted from publishers.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.published());
+     }},
+    {"tinybroker_messages_unrouted_total", "counter",
+     "Accepted messages that matched no subscription or group.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.unrouted());
+     }},
+    {"tinybroker_deliveries_total", "counter",
+     "Fan-out and group deliveries written to clients.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.delivered());
+     }},
+    {"tinybroker_messages_dropped_total", "counter",
+     "Fan-out messages lost by subscribers that read too slowly.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.dropped());
+     }},
+    {"tinybroker_refusals_total", "counter",
+     "Requests and messages refused with an error.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.refused());
+     }},
+    {"tinybroker_sessions", "gauge", "Open Session streams.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.sessions());
+     }},
+    {"tinybroker_topics", "gauge", "Live topics.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.topics());
+     }},
+    {"tinybroker_subscriptions", "gauge",
+     "Live fan-out subscriptions and group memberships.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.subscriptions());
+     }},
+    {"tinybroker_groups", "gauge", "Consumer groups.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.groups());
+     }},
+    {"tinybroker_uptime_seconds", "gauge", "Seconds since the broker started.",
+     [](const pb::BrokerCounters& b) {
+       return seconds(b.uptime_ms());
+     }},
+    {"tinybroker_resident_memory_bytes", "gauge",
+     "Resident memory of the broker process.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.rss_bytes());
+     }},
+    {"tinybroker_held_bytes", "gauge",
+     "Message bytes held by groups and buffered for slow subscribers.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.held_bytes());
+     }},
+    {"tinybroker_buffered_deliveries", "gauge",
+     "Deliveries buffered in sessions and not yet written.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.buffered());
+     }},
+};
+
+// A per-group metric, labelled `group`.
+struct group_metric {
+  std::string_view name;
+  std::string_view type;
+  std::string_view help;
+  std::string (*value)(const pb::GroupCounters&);
+};
+
+const group_metric group_metrics[] = {
+    {"tinybroker_group_pending_messages", "gauge",
+     "Messages the group holds that are not in flight.",
+     [](const pb::GroupCounters& g) {
+       return count(g.pending());
+     }},
+    {"tinybroker_group_in_flight", "gauge",
+     "Deliveries of the group awaiting an answer.",
+     [](const pb::GroupCounters& g) {
+       return count(g.in_flight());
+     }},
+    {"tinybroker_group_members", "gauge", "Connected members of the group.",
+     [](const pb::GroupCounters& g) {
+       return count(g.members());
+     }},
+    {"tinybroker_group_held_bytes", "gauge",
+     "Payload, header and key bytes the group holds.",
+     [](const pb::GroupCounters& g) {
+       return count(g.held_bytes());
+     }},
+    {"tinybroker_group_oldest_pending_age_seconds", "gauge",
+     "Age of the oldest message held and not in flight (0 when none waits).",
+     [](const pb::GroupCounters& g) {
+       return seconds(g.oldest_pending_age_ms());
+     }},
+    {"tinybroker_group_received_total", "counter",
+     "Messages the group accepted.",
+     [](const pb::GroupCounters& g) {
+       return count(g.received());
+     }},
+    {"tinybroker_group_delivered_total", "counter",
+     "Deliveries the group made, first attempts and redeliveries.",
+     [](const pb::GroupCounters& g) {
+       return count(g.delivered());
+     }},
+    {"tinybroker_group_acked_total", "counter", "Messages acked.",
+     [](const pb::GroupCounters& g) {
+       return count(g.acked());
+     }},
+    {"tinybroker_group_redelivered_total", "counter", "Redeliveries made.",
+     [](const pb::GroupCounters& g) {
+       return count(g.redelivered());
+     }},
+    {"tinybroker_group_dead_lettered_total", "counter",
+     "Messages sent to the dead letter topic.",
+     [](const pb::GroupCounters& g) {
+       return count(g.dead_lettered());
+     }},
+    {"tinybroker_group_dropped_total", "counter",
+     "Messages dropped by overflow = drop_oldest or dead_letter = none.",
+     [](const pb::GroupCounters& g) {
+       return count(g.dropped());
+     }},
+    {"tinybroker_group_refused_total", "counter",
+     "Messages refused because the group was full (overflow = reject).",
+     [](const pb::GroupCounters& g) {
+       return count(g.refused());
+     }},
+};
+
+// A per-topic metric, labelled `topic`.
+struct topic_metric {
+  std::string_view name;
+  std::string_view help;
+  uint64_t (*value)(const pb::TopicStats&);
+};
+
+const topic_metric topic_metrics[] = {
+    {"tinybroker_topic_destinations",
+     "Fan-out subscriptions the topic routes to.",
+     [](const pb::TopicStats& t) {
+       return t.destinations();
+     }},
+    {"tinybroker_topic_publishers",
+     "Sessions that publish to the topic (cache its route).",
+     [](const pb::TopicStats& t) {
+       return t.publishers();
+     }},
+};
+
+// Appends the delivery latency histogram: cumulative buckets by upper
+// bound, the +Inf bucket (every delivery), the sum and the count.
+void latency_histogram(std::string& out, const pb::LatencyHistogram& h) {
+  constexpr std::string_view name = "tinybroker_delivery_latency_seconds";
+  header(out, name, "histogram",
+         "Time from a message's acceptance to the write of its delivery.");
+  auto buckets =
+      std::min(h.upper_bounds_seconds_size(), h.cumulative_counts_size());
+  auto bucket = std::string{name} + "_bucket";
+  for (int i = 0; i < buckets; ++i)
+    sample(out, bucket,
+           "{le=\"" + format_metric_value(h.upper_bounds_seconds(i)) + "\"}",
+           count(h.cumulative_counts(i)));
+  sample(out, bucket, "{le=\"+Inf\"}", count(h.count()));
+  sample(out, std::string{name} + "_sum", "",
+         format_metric_value(h.sum_seconds()));
+  sample(out, std::string{name} + "_count", "", count(h.count()));
+}
+
+} // namespace
+
+pb::StatsRequest metrics_stats_request(const metrics_options& options) {
+  pb::StatsRequest request;
+  request.set_limit(metrics_list_limit);
+  if (options.per_topic)
+    request.set_topic_pattern(">");
+  return request;
+}
+
+std::string render_metrics(const pb::StatsReply& reply,
+                           const metrics_options& options) {
+  std::string out;
+  const auto& broker = reply.broker();
+  for (const auto& m : broker_metrics) {
+    header(out, m.name, m.type, m.help);
+    sample(out, m.name, "", m.value(broker));
+  }
+  header(out, "tinybroker_build_info", "gauge",
+         "Always 1; the label names the broker's version.");
+  sample(out, "tinybroker_build_info", one_label("version", broker.version()),
+         "1");
+  latency_histogram(out, broker.delivery_latency());
+  if (reply.groups_size() > 0)
+    for (const auto& m : group_metrics) {
+      header(out, m.name, m.type, m.help);
+      for (const auto& g : reply.groups())
+        sample(out, m.name, one_label("group", g.name()),
+               m.value(g.counters()));
+    }
+  if (options.per_topic && reply.topics_size() > 0)
+    for (const auto& m : topic_metrics) {
+      header(out, m.name, "gauge", m.help);
+      for (const auto& t : reply.topics())
+        sample(out, m.name, one_label("topic", t.name()), count(m.value(t)));
+    }
+  return out;
+}
+
+std::string escape_label_value(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
+  }
+  return out;
+}
+
+std::string format_metric_value(double value) {
+  if (std::isnan(value))
+    return "NaN";
+  if (std::isinf(value))
+    return value > 0 ? "+Inf" : "-Inf";
+  // The shortest digits that read back as `value`, laid out as Go's
+  // strconv.FormatFloat(value, 'g', -1, 64) does (the Prometheus Go client
+  // writes `le` labels so): an exponent below -4 or from 6 up is written
+  // in scientific notation ("5e-05", "1.5e+06"), the rest in fixed.
+  char buf[64];
+  auto sci = std::to_chars(buf, buf + sizeof(buf), value,
+                           std::chars_format::scientific);
+  std::string text(buf, sci.ptr);
+  auto exponent = std::atoi(text.c_str() + text.find('e') + 1);
+  if (exponent < -4 || exponent >= 6)
+    return text;
+  auto fixed =
+      std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed);
+  return std::string(buf, fixed.ptr);
+}
+
+} // namespace tb
