@@ -25,8 +25,8 @@
 
 #include "actors/broker_context.hpp"
 #include "actors/group_ledger.hpp"
-#include "actors/limited_logs.hpp"
 #include "actors/group_policy.hpp"
+#include "actors/limited_logs.hpp"
 #include "actors/meters.hpp"
 #include "actors/protocol.hpp"
 

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "actors/delivery_buffer.hpp"
-#include "actors/protocol.hpp"
 #include "actors/limited_logs.hpp"
+#include "actors/protocol.hpp"
 
 namespace tb {
 

@@ -22,8 +22,8 @@
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/protocol.hpp"
 #include "actors/limited_logs.hpp"
+#include "actors/protocol.hpp"
 #include "net/stats_collector.hpp"
 
 namespace tb {
