@@ -75,7 +75,7 @@ group_info describe_group(group_pointer self) {
     }
     result.members.push_back(std::move(out));
   }
-  result.mailbox = self->mailbox().size();
+  result.mailbox = mailbox_length(self);
   return result;
 }
 

@@ -238,7 +238,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         auto& st = self->state;
         return router_stats{st.topics.size(), st.subscriptions.size(),
                             st.keys_by_session.size(), st.groups.size(),
-                            self->mailbox().size()};
+                            mailbox_length(self)};
       },
       [self](stats_atom, const stats_query& query) {
         return describe_router(self, query);

@@ -15,7 +15,7 @@ caf::result<router_view> describe_router(router_pointer self,
   router_view view;
   view.router = router_stats{st.topics.size(), st.subscriptions.size(),
                              st.keys_by_session.size(), st.groups.size(),
-                             self->mailbox().size()};
+                             mailbox_length(self)};
   if (!query.topic_pattern.empty()) {
     if (auto err = validate_pattern(query.topic_pattern, st.names))
       return make_caf_error(err.code, "topic_pattern: " + err.text);

@@ -401,7 +401,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       },
       [self](stats_atom) {
         auto result = self->state.current_stats();
-        result.mailbox = self->mailbox().size();
+        result.mailbox = mailbox_length(self);
         return result;
       },
   };

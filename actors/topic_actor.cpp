@@ -227,7 +227,7 @@ topic_actor::behavior_type topic_actor_impl(
       [self](stats_atom) {
         auto& st = self->state;
         topic_stats result{st.topic, st.current->fanout.size(), 0,
-                           st.current->groups.size(), self->mailbox().size()};
+                           st.current->groups.size(), mailbox_length(self)};
         for (auto& [addr, entry] : st.sessions)
           result.cachers += entry.caches ? 1 : 0;
         return result;

@@ -64,6 +64,7 @@ member_impl(session_actor::stateful_pointer<member_state> self,
       [](expired_atom, const std::vector<uint64_t>&) {},
       [](kicked_atom, uint64_t, const std::string&) {},
       [](dlq_atom, const message_ref&) {},
+      [](log_tick_atom) {},
   };
 }
 

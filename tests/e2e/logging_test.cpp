@@ -220,7 +220,12 @@ TEST_F(LoggingTest, ASlowConsumersLossIsLoggedAndSoIsItsRecovery) {
   ASSERT_EQ(caught_up.size(), 1u) << out;
   auto closed = lines_with(out, {"session closed", "subscriptions=1"});
   ASSERT_EQ(closed.size(), 1u) << out;
-  EXPECT_EQ(field_of(closed[0], "dropped"), field_of(caught_up[0], "total"));
+  // Messages still on their way when the loss began may overflow the
+  // buffer again after it caught up (a flap within 10 s writes no new
+  // line): the session's count covers at least what the line reported.
+  EXPECT_GE(std::stoull(field_of(closed[0], "dropped")),
+            std::stoull(field_of(caught_up[0], "total")));
+  EXPECT_NE(field_of(caught_up[0], "total"), "0");
 }
 
 TEST_F(LoggingTest, DeadLettersAreLogged) {

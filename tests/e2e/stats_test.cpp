@@ -188,5 +188,28 @@ TEST_F(StatsTest, TheActorViewListsEveryKindWithItsMailbox) {
   EXPECT_EQ(group->name(), "jobs (round_robin)");
 }
 
+TEST_F(StatsTest, AnswersWhileActorsHaveFullMailboxes) {
+  // Asking a busy actor its mailbox length must not disturb its mailbox
+  // (mailbox().size() did: UBSan halted the broker in CAF's queue).
+  ASSERT_TRUE(create_group("backlog", on("backlog.>")).ok());
+  auto pub = conn_->open_session();
+  std::vector<client::outgoing_message> batch;
+  for (int i = 0; i < 1000; ++i)
+    batch.push_back({"backlog.x", "p", {}, {}});
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_TRUE(pub->publish(batch));
+    pb::StatsRequest req;
+    req.set_actors(true);
+    req.set_topic_pattern(">");
+    pb::StatsReply reply;
+    ASSERT_TRUE(stats(req, reply).ok()) << "round " << round;
+  }
+  ASSERT_TRUE(pub->publish(batch, true));
+  ASSERT_TRUE(pub->wait_for(pb::ServerFrame::kPublishConfirm, patience));
+  auto reply = stats();
+  ASSERT_EQ(reply.groups_size(), 1);
+  EXPECT_EQ(reply.groups(0).counters().received(), 51000u);
+}
+
 } // namespace
 } // namespace tb::test
