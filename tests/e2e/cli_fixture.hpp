@@ -79,19 +79,37 @@ inline bool wait_for_occurrences(const child_process& child,
   return true;
 }
 
-/// Returns a loopback port that nothing listens on (it was free a moment
-/// ago).
-inline int unused_port() {
-  auto fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
-}
+/// A loopback port that nothing listens on for as long as this object
+/// lives: it holds the port bound but not listening, so connections are
+/// refused and no broker of a test running in parallel can take it.
+class closed_port {
+public:
+  closed_port() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+
+  closed_port(const closed_port&) = delete;
+  closed_port& operator=(const closed_port&) = delete;
+
+  ~closed_port() {
+    close(fd_);
+  }
+
+  /// Returns "127.0.0.1:PORT".
+  std::string address() const {
+    return "127.0.0.1:" + std::to_string(port_);
+  }
+
+private:
+  int fd_;
+  int port_ = 0;
+};
 
 /// A broker per test, and tinybroker-cli runs against it.
 class CliTest : public BrokerTest {

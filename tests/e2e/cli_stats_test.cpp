@@ -230,7 +230,8 @@ TEST_F(CliStatsTest, BadFlagsExitTwoAndNameTheProblem) {
 }
 
 TEST_F(CliStatsTest, NothingListeningExitsThreeWithinTheTimeout) {
-  auto server = "127.0.0.1:" + std::to_string(unused_port());
+  closed_port nobody;
+  auto server = nobody.address();
   for (auto args : std::vector<std::vector<std::string>>{
            {"stats"}, {"stats", "--watch"}, {"stats", "--json"}}) {
     args.insert(args.begin(), {"--server", server, "--timeout", "500ms"});

@@ -102,7 +102,8 @@ TEST_F(CliTest, SubNamesARefusedPatternAndExitsOne) {
 }
 
 TEST_F(CliTest, AnUnreachableBrokerExitsThreeWithinTheTimeout) {
-  auto server = "127.0.0.1:" + std::to_string(unused_port());
+  closed_port nobody;
+  auto server = nobody.address();
   for (auto args : std::vector<std::vector<std::string>>{
            {"pub", "a.b", "x"}, {"sub", "a.>"}, {"groups", "ls"}}) {
     args.insert(args.begin(), {"--server", server, "--timeout", "500ms"});
