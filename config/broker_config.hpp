@@ -16,6 +16,9 @@
 #include <string_view>
 #include <tuple>
 
+#include "config/auth_config.hpp"
+#include "config/tls_config.hpp"
+
 namespace tb {
 
 /// What a group does with a new message when it holds its maximum (spec 6).
@@ -135,6 +138,10 @@ struct metrics_config {
   std::string listen = "127.0.0.1:7401";
   /// Whether each scrape lists every topic with its own series.
   bool per_topic = false;
+  /// Whether the listener speaks HTTPS with the `[tls]` certificate (and
+  /// asks for client certificates when `[tls] client_ca` is set); on by
+  /// default when `[tls]` is set.
+  bool tls = false;
 
   /// Returns true if the metrics listener runs.
   bool enabled() const noexcept {
@@ -144,7 +151,7 @@ struct metrics_config {
 
 /// Returns true if `x` and `y` hold the same metrics settings.
 inline bool operator==(const metrics_config& x, const metrics_config& y) {
-  return x.listen == y.listen && x.per_topic == y.per_topic;
+  return x.listen == y.listen && x.per_topic == y.per_topic && x.tls == y.tls;
 }
 
 /// Returns true if `x` and `y` differ in any metrics setting.
@@ -187,6 +194,10 @@ struct broker_config {
   group_settings group_defaults;
   /// Groups declared in the config, by name; they exist from the start.
   std::map<std::string, group_settings> groups;
+  /// TLS of the gRPC listener (and of the metrics listener).
+  tls_config tls;
+  /// Token authentication and permissions.
+  auth_config auth;
   /// Where this config came from: a file path or "built-in defaults".
   std::string source = "built-in defaults";
 };
@@ -197,12 +208,12 @@ inline bool operator==(const broker_config& x, const broker_config& y) {
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
                   x.reflection, x.metrics, x.worker_threads, x.scheduler,
                   x.limits, x.auto_create_groups, x.group_defaults, x.groups,
-                  x.source) ==
+                  x.tls, x.auth, x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
                   y.reflection, y.metrics, y.worker_threads, y.scheduler,
                   y.limits, y.auto_create_groups, y.group_defaults, y.groups,
-                  y.source);
+                  y.tls, y.auth, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

@@ -23,7 +23,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   grpc-proto python3-grpcio python3-protobuf
   libtoml11-dev libcli11-dev libjemalloc-dev
-  libcpp-httplib-dev python3-prometheus-client
+  libcpp-httplib-dev python3-prometheus-client libssl-dev openssl
   libgtest-dev libbenchmark-dev
 )
 
