@@ -12,6 +12,8 @@
 #   other-client.crt/.key         client cert signed by other-ca
 #   expired-server.crt/.key       server cert as server.crt, but valid only
 #                                 on 2020-01-01 (already expired)
+#   special-client.crt/.key       client cert signed by ca whose subject
+#                                 needs escaping: O=Exämple, Inc. (UTF-8)
 #
 # Keys are P-256 EC keys without a passphrase. Usage: make_test_certs.sh DIR
 set -eu
@@ -40,7 +42,7 @@ new_ca() {
 # cannot set a start date in OpenSSL 3.0).
 sign() {
   new_key "$1"
-  openssl req -new -key "$1.key" -subj "$3" -out "$1.csr"
+  openssl req -new -utf8 -key "$1.key" -subj "$3" -out "$1.csr"
   printf '%s\n' "$4" > "$1.ext"
   if [ $# -ge 6 ]; then
     rm -rf "ca-$1" && mkdir "ca-$1" && : > "ca-$1/index.txt"
@@ -85,6 +87,7 @@ sign expired-client ca "/O=tinybroker-test/CN=client-expired" "$client_ext" \
   "$old_start" "$old_end"
 sign expired-server ca "/O=tinybroker-test/CN=localhost" "$server_ext" \
   "$old_start" "$old_end"
+sign special-client ca "/O=Exämple, Inc./CN=orders" "$client_ext"
 rm -f ca.srl other-ca.srl
 
 # The expired ones must be expired, the others not.
@@ -94,6 +97,6 @@ for name in expired-client expired-server; do
     exit 1
   fi
 done
-for name in ca other-ca server client other-client; do
+for name in ca other-ca server client other-client special-client; do
   openssl x509 -in "$name.crt" -noout -checkend 86400 >/dev/null
 done

@@ -14,6 +14,9 @@
 //   other-ca.crt, other-ca.key     a second CA, unrelated to ca
 //   other-client.crt, .key         same subject as client.crt, by other-ca
 //   expired-server.crt, .key       as server.crt; valid only on 2020-01-01
+//   special-client.crt, .key       by ca; subject CN=orders,
+//                                  O=Ex\C3\A4mple\, Inc. (RFC 2253: needs
+//                                  escaping)
 
 #pragma once
 

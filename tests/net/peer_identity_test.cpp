@@ -112,6 +112,14 @@ TEST(peer_identity, a_verified_client_certificate_gives_its_rfc2253_subject) {
   EXPECT_EQ(server.service_.subject(), "CN=client-a,O=tinybroker-test");
 }
 
+TEST(peer_identity, special_characters_are_escaped_as_rfc_2253_says) {
+  server_fixture server{server_tls("ca.crt")};
+  ASSERT_TRUE(server.call(client_credentials("special-client")).ok());
+  // Made with -utf8 -subj "/O=Exämple, Inc./CN=orders": the comma is
+  // escaped with a backslash, each byte of the UTF-8 "ä" as \XX.
+  EXPECT_EQ(server.service_.subject(), "CN=orders,O=Ex\\C3\\A4mple\\, Inc.");
+}
+
 TEST(peer_identity, a_refused_certificate_never_reaches_the_service) {
   server_fixture server{server_tls("ca.crt")};
   ASSERT_TRUE(server.call(client_credentials("client")).ok());
