@@ -92,6 +92,24 @@ TEST_F(TlsTest, HealthSharesThePortAndItsTls) {
   expect_refused(health(plain_channel(broker_->address())));
 }
 
+TEST_F(TlsTest, FailedHandshakesAreRateLimitedInTheLog) {
+  // Each plaintext client's connection fails its handshake; a client
+  // decides how many, so the log holds at most 5 of them per 10 s.
+  for (int i = 0; i < 12; ++i)
+    expect_refused(try_publish(plain_channel(broker_->address())));
+  ASSERT_TRUE(broker_->wait_for_output("Handshake failed", patience));
+  // Ordered after the failures above: the log has taken their lines.
+  EXPECT_TRUE(try_publish(tls_channel(broker_->address(), "ca.crt")).ok());
+  EXPECT_EQ(broker_->stop(SIGTERM), 0);
+  auto out = broker_->output();
+  std::size_t lines = 0;
+  for (auto at = out.find("grpc: Handshake failed"); at != std::string::npos;
+       at = out.find("grpc: Handshake failed", at + 1))
+    ++lines;
+  EXPECT_GE(lines, 1u) << out;
+  EXPECT_LE(lines, 5u) << out;
+}
+
 /// A broker with mutual TLS: client certificates from ca.crt required.
 class MutualTlsTest : public TlsTest {
 protected:
