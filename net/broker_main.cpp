@@ -17,7 +17,7 @@
 
 #include "actors/policy_registry.hpp"
 #include "config/config_loader.hpp"
-#include "net/exposure_warnings.hpp"
+#include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/server.hpp"
 #include "net/tls_credentials.hpp"

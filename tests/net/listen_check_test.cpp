@@ -1,7 +1,7 @@
 // Tests of the start-up warnings about listeners reachable from other hosts
 // without TLS or auth, and of what counts as loopback.
 
-#include "net/exposure_warnings.hpp"
+#include "net/listen_check.hpp"
 
 #include <gtest/gtest.h>
 
