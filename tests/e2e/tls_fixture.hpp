@@ -7,6 +7,7 @@
 #include <string>
 
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include "broker_process.hpp"
 #include "test_certs.hpp"
