@@ -144,6 +144,16 @@ TEST(TlsStartTest, TlsSilencesTheClearTextWarningsButNotTheAuthOne) {
   EXPECT_TRUE(has_line(warnings, {"auth is off: anyone who reaches"}));
 }
 
+TEST(TlsStartTest, TlsAndAuthSilenceEveryWarning) {
+  auto config = tls_config_file(
+      "server.crt", "server.key", {},
+      "[auth]\n[[auth.tokens]]\nname = \"t\"\nsecret_sha256 = \"" +
+          std::string(64, 'a') + "\"\npublish = [\">\"]\n");
+  auto warnings = warnings_of({"--config", config, "--listen", "0.0.0.0:0",
+                               "--metrics-listen", "0.0.0.0:0"});
+  EXPECT_TRUE(warnings.empty()) << ::testing::PrintToString(warnings);
+}
+
 TEST(TlsStartTest, PlainMetricsBesideTlsAreWarnedOf) {
   auto config = tls_config_file("server.crt", "server.key", {},
                                 "[metrics]\ntls = false\n");
