@@ -1,16 +1,8 @@
 #include "net/auth_gate.hpp"
 
-namespace tb {
+#include "net/peer_identity.hpp"
 
-std::string certificate_subject(const grpc::ServerContextBase& ctx) {
-  auto auth = ctx.auth_context();
-  if (!auth || !auth->IsPeerAuthenticated())
-    return {};
-  auto values = auth->FindPropertyValues("x509_subject");
-  if (values.empty())
-    return {};
-  return std::string{values.front().data(), values.front().size()};
-}
+namespace tb {
 
 auth_gate::auth_gate(const auth_config& cfg)
     : enabled_(cfg.enabled), table_(std::make_shared<token_table>(cfg)) {
@@ -29,7 +21,8 @@ auth_outcome auth_gate::authenticate(const grpc::ServerContextBase& ctx) {
   auto& metadata = ctx.client_metadata();
   if (auto i = metadata.find("authorization"); i != metadata.end())
     authorization = std::string_view{i->second.data(), i->second.size()};
-  auto result = table()->authenticate(authorization, certificate_subject(ctx));
+  auto result =
+      table()->authenticate(authorization, peer_certificate_subject(ctx));
   if (result.error)
     ++counters_.unauthenticated;
   return result;

@@ -63,8 +63,4 @@ private:
   auth_counters counters_;
 };
 
-/// Returns the subject of the client's verified certificate, as gRPC names
-/// it (`x509_subject`), or "" without one.
-std::string certificate_subject(const grpc::ServerContextBase& ctx);
-
 } // namespace tb
