@@ -65,6 +65,7 @@ member_impl(session_actor::stateful_pointer<member_state> self,
       [](kicked_atom, uint64_t, const std::string&) {},
       [](dlq_atom, const message_ref&) {},
       [](log_tick_atom) {},
+      [](auth_atom, const access_grant&) {},
   };
 }
 
