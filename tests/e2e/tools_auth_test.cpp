@@ -1,6 +1,6 @@
 // The token and TLS settings of tinybroker-bench (also when started by
-// `tinybroker-cli bench`) and of the Python example, run as real processes
-// against the stand-in broker.
+// `tinybroker-cli bench`), the Python example and the C++ examples, run as
+// real processes against the stand-in broker.
 
 #include <string>
 
@@ -125,6 +125,24 @@ TEST(ToolsAuth, PythonExampleSpeaksMutualTlsFromFlagsOrVariables) {
               "/nonexistent/ca.pem", "publish", "jobs.resize", "a"}));
   EXPECT_NE(bad, 0);
   EXPECT_NE(bad_out.find("cannot read CA file \"/nonexistent/ca.pem\""),
+            std::string::npos)
+      << bad_out;
+}
+
+TEST(ToolsAuth, CppExamplesTakeTheTokenFromTheEnvironment) {
+  fake_broker broker{wanting_token()};
+  auto example = std::string{TINYBROKER_EXAMPLES_DIR} + "/publish_subscribe";
+  std::vector<std::string> args{"--server", broker.address(), "pub",
+                                "orders.eu", "hello"};
+  auto [code, out] =
+      run_with_env(example, {"TINYBROKER_TOKEN=" + good_token}, args);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("published #1"), std::string::npos) << out;
+  EXPECT_GE(calls_with(broker, "/Session", good_bearer), 1);
+  auto [bad, bad_out] =
+      run_with_env(example, {"TINYBROKER_CA=/nonexistent/ca.pem"}, args);
+  EXPECT_EQ(bad, 2) << bad_out;
+  EXPECT_NE(bad_out.find("publish_subscribe: cannot read CA file"),
             std::string::npos)
       << bad_out;
 }

@@ -189,6 +189,19 @@ TEST(ClientAuth, AsyncClientSpeaksMutualTlsWithTheToken) {
   EXPECT_EQ(call->client_cn, "tinybroker-test-client");
 }
 
+TEST(ClientAuth, AsyncClientGetsAForbiddenSubscribeAsPermissionDenied) {
+  fake_broker broker{wanting("s3cret-token")};
+  client::client_options options;
+  options.security.token = "s3cret-token";
+  client::async_client client{broker.address(), options};
+  auto sub = client.subscribe("forbidden.>", [](client::delivery) {});
+  auto status = sub->wait_subscribed(patience);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_message(), "fake broker: pattern not allowed");
+  auto other = client.subscribe("orders.>", [](client::delivery) {});
+  EXPECT_TRUE(other->wait_subscribed(patience).ok()); // the stream stays
+}
+
 TEST(ClientAuth, AsyncClientWithAnUnreadableKeyThrowsSecurityError) {
   client::client_options options;
   options.security.cert_file = certs().client_cert;

@@ -137,6 +137,8 @@ private:
     } else if (frame.subscribe().pattern().rfind("forbidden", 0) == 0) {
       auto* error = reply.mutable_error();
       error->set_request_id(frame.request_id());
+      error->set_request("subscribe");
+      error->set_subscription_id(frame.subscribe().subscription_id());
       error->mutable_error()->set_code(7);
       error->mutable_error()->set_message("fake broker: pattern not allowed");
     } else {
