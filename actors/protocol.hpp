@@ -27,6 +27,7 @@
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
 #include "actors/stats_types.hpp"
+#include "auth/access_grant.hpp"
 
 // -- atoms --------------------------------------------------------------------
 
@@ -105,6 +106,8 @@ CAF_ADD_ATOM(tinybroker, tb, del_group_atom, "del_group")
 CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
 /// gRPC side -> log actor: a call or stream was refused (net/log_actor.hpp).
 CAF_ADD_ATOM(tinybroker, tb, refused_atom, "refused")
+/// gRPC side -> session: its token's permissions changed (a reload).
+CAF_ADD_ATOM(tinybroker, tb, auth_atom, "auth")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -159,7 +162,8 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<gdeliver_atom, group_delivery_batch>,
     caf::reacts_to<expired_atom, std::vector<uint64_t>>,
     caf::reacts_to<kicked_atom, uint64_t, std::string>,
-    caf::reacts_to<dlq_atom, message_ref>, caf::reacts_to<log_tick_atom>>;
+    caf::reacts_to<dlq_atom, message_ref>, caf::reacts_to<log_tick_atom>,
+    caf::reacts_to<auth_atom, access_grant>>;
 
 /// A consumer group: holds matching messages until a member acks them (see
 /// actors/group_actor.hpp).
@@ -311,6 +315,7 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::actor_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::stats_query))
 CAF_ADD_TYPE_ID(tinybroker, (tb::router_view))
 CAF_ADD_TYPE_ID(tinybroker, (tb::member_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::access_grant))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

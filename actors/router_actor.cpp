@@ -158,7 +158,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       session_ctx.limits.max_in_flight_per_session, UINT32_MAX));
   // Linked: the dead letter publisher stops with the router.
   st.group_ctx.dead_letters = self->spawn<caf::linked>(
-      session_actor_impl, session_ctx, frame_sink_ptr{});
+      session_actor_impl, session_ctx, frame_sink_ptr{}, access_grant{});
   st.linked_children.insert(st.group_ctx.dead_letters.address());
   // A child's exit is handled by its down message (or ignored); any other
   // exit (the broker stopping) stops the router and, through the links,

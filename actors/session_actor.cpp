@@ -62,84 +62,6 @@ void finish_if_drained(session_pointer self) {
   self->quit();
 }
 
-void subscribe(session_pointer self, uint64_t request_id,
-               const pb::Subscribe& req) {
-  auto& st = self->state;
-  auto id = req.subscription_id();
-  if (auto err = validate_pattern(req.pattern(), st.ctx.names())) {
-    queue_error(self, request_id, "subscribe", id, err);
-    return;
-  }
-  if (subscription_count(st) >= st.ctx.limits.max_subscriptions_per_session) {
-    queue_error(self, request_id, "subscribe", id,
-                make_error_info(ec::limit_exceeded,
-                                "this session already has " +
-                                    std::to_string(subscription_count(st)) +
-                                    " subscriptions, the limit"));
-    return;
-  }
-  if (st.deliveries.contains(id) || st.memberships.count(id) != 0) {
-    queue_error(self, request_id, "subscribe", id,
-                make_error_info(ec::invalid_request,
-                                "subscription id " + std::to_string(id) +
-                                    " is already in use on this stream"));
-    return;
-  }
-  if (!req.group().empty()) {
-    join_group(self, request_id, req);
-    return;
-  }
-  st.deliveries.add(id);
-  st.logs.subscribed(id, req.pattern());
-  ++st.stats.subscriptions;
-  self->request(st.ctx.router, caf::infinite, sub_atom_v, req.pattern(), id,
-                caf::actor_cast<session_actor>(self))
-      .then(
-          [self, id, request_id](caf::ok_atom) {
-            auto& st = self->state;
-            if (!st.deliveries.contains(id))
-              return; // unsubscribed meanwhile
-            auto frame = std::make_unique<pb::ServerFrame>();
-            frame->mutable_subscribed()->set_subscription_id(id);
-            frame->mutable_subscribed()->set_request_id(request_id);
-            st.control.push_back(std::move(frame));
-            st.deliveries.confirm(id);
-            flush(self);
-          },
-          [self, id, request_id](caf::error& err) {
-            auto& st = self->state;
-            if (st.deliveries.remove(id))
-              --st.stats.subscriptions;
-            st.logs.unsubscribed(id, self->clock().now());
-            queue_error(self, request_id, "subscribe", id,
-                        make_error_info(ec::internal, "the router failed: " +
-                                                          to_string(err)));
-            flush(self);
-          });
-}
-
-void unsubscribe(session_pointer self, uint64_t request_id,
-                 const pb::Unsubscribe& req) {
-  auto& st = self->state;
-  auto id = req.subscription_id();
-  if (leave_group(self, id))
-    return;
-  if (!st.deliveries.remove(id)) {
-    queue_error(self, request_id, "unsubscribe", id,
-                make_error_info(ec::unknown_subscription,
-                                "no subscription with id " +
-                                    std::to_string(id) + " on this stream"));
-    return;
-  }
-  --st.stats.subscriptions;
-  st.logs.unsubscribed(id, self->clock().now());
-  self->send(st.ctx.router, unsub_atom_v, id,
-             caf::actor_cast<session_actor>(self));
-  auto frame = std::make_unique<pb::ServerFrame>();
-  frame->mutable_unsubscribed()->set_subscription_id(id);
-  st.control.push_back(std::move(frame));
-}
-
 // Handles one client frame; publish frames are released when routed.
 void handle_frame(session_pointer self, const client_frame_ptr& frame) {
   auto& st = self->state;
@@ -157,7 +79,7 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
       queue_error(self, request_id, "publish", 0, err);
       break;
     }
-    auto job = make_publish_job(st, msgs);
+    auto job = make_publish_job(st, msgs, st.grant);
     job->request_id = request_id;
     job->confirm = frame->publish().confirm();
     run_publish(self, std::move(job));
@@ -255,8 +177,11 @@ void queue_error(session_pointer self, uint64_t request_id, const char* request,
   err->set_message(error.text);
   self->state.control.push_back(std::move(frame));
   // Refused messages of a publish are counted one by one when it finishes.
-  if (std::string_view{request} != "publish")
+  if (std::string_view{request} != "publish") {
     ++self->state.stats.refused;
+    if (error.code == ec::permission_denied)
+      ++self->state.stats.denied;
+  }
   log_refusal(self, request, error);
 }
 
@@ -317,8 +242,10 @@ void flush(session_pointer self) {
 
 session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 broker_context ctx,
-                                                frame_sink_ptr sink) {
+                                                frame_sink_ptr sink,
+                                                access_grant grant) {
   auto& st = self->state;
+  st.grant = std::move(grant);
   st.routes = route_cache{ctx.route_cache_size};
   st.deliveries = delivery_buffer{ctx.limits.subscription_buffer,
                                   ctx.limits.max_session_buffered_bytes};
@@ -371,7 +298,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
           call->complete(err);
           return;
         }
-        auto job = make_publish_job(st, msgs);
+        auto job = make_publish_job(st, msgs, call->grant);
         job->unary = call;
         run_publish(self, std::move(job));
       },
@@ -398,6 +325,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       [self](log_tick_atom) {
         if (auto wake = self->state.logs.tick(self->clock().now()))
           self->delayed_send(self, *wake, log_tick_atom_v);
+      },
+      [self](auth_atom, access_grant& grant) {
+        change_grant(self, std::move(grant));
       },
       [self](stats_atom) {
         auto result = self->state.current_stats();

@@ -38,6 +38,7 @@ class ClientFrame;
 class Message;
 class ServerFrame;
 class Subscribe;
+class Unsubscribe;
 } // namespace tinybroker::v1
 
 namespace tb {
@@ -101,6 +102,12 @@ struct session_state {
   frame_sink_ptr sink;
   /// The client's address (empty for the unary publisher).
   std::string peer;
+  /// What the client's token allows (everything when auth is off; the
+  /// unary publisher checks each call's own grant instead).
+  access_grant grant;
+  /// The pattern of every subscription, fan-out and group, by id: a reload
+  /// that narrows the token's permissions ends those no longer allowed.
+  std::unordered_map<uint64_t, std::string> patterns;
   /// When the session started.
   std::chrono::steady_clock::time_point started;
   /// Routes of the topics this session publishes to.
@@ -141,21 +148,25 @@ struct session_state {
 /// The session's handle type with its state.
 using session_pointer = session_actor::stateful_pointer<session_state>;
 
-/// Runs a session for one stream, writing to `sink`; with a null `sink` it
-/// serves unary Publish calls.
+/// Runs a session for one stream, writing to `sink`, for a client allowed
+/// what `grant` allows; with a null `sink` it serves unary Publish calls
+/// (each with the grant of its call).
 session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 broker_context ctx,
-                                                frame_sink_ptr sink);
+                                                frame_sink_ptr sink,
+                                                access_grant grant);
 
 // -- internals shared by the session's source files ---------------------------
 
 /// Starts publishing `job`: resolves missing routes, then routes it.
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 
-/// Validates `messages` and turns the valid ones into accepted messages.
+/// Validates `messages` and turns the valid ones into accepted messages;
+/// `grant` says which topics the client may publish to.
 std::shared_ptr<publish_job> make_publish_job(
     session_state& st,
-    google::protobuf::RepeatedPtrField<tinybroker::v1::Message>& messages);
+    google::protobuf::RepeatedPtrField<tinybroker::v1::Message>& messages,
+    const access_grant& grant);
 
 /// Queues an error frame that names the refused request.
 void queue_error(session_pointer self, uint64_t request_id, const char* request,
@@ -176,12 +187,27 @@ void release_frame(session_pointer self);
 /// Returns the number of subscriptions, fan-out and group.
 size_t subscription_count(const session_state& st);
 
+/// Answers a Subscribe frame: checks it, then subscribes (fan-out) or joins
+/// its group.
+void subscribe(session_pointer self, uint64_t request_id,
+               const tinybroker::v1::Subscribe& req);
+
+/// Answers an Unsubscribe frame.
+void unsubscribe(session_pointer self, uint64_t request_id,
+                 const tinybroker::v1::Unsubscribe& req);
+
+/// Takes the permissions of a reloaded token: ends each subscription they
+/// no longer allow, with an Unsubscribed frame that says why.
+void change_grant(session_pointer self, access_grant grant);
+
 /// Joins a consumer group for a Subscribe frame (already validated).
 void join_group(session_pointer self, uint64_t request_id,
                 const tinybroker::v1::Subscribe& req);
 
-/// Leaves the group of `subscription_id`; false if it is no membership.
-bool leave_group(session_pointer self, uint64_t subscription_id);
+/// Leaves the group of `subscription_id`; false if it is no membership. The
+/// Unsubscribed frame carries `reason` (empty when the client asked).
+bool leave_group(session_pointer self, uint64_t subscription_id,
+                 const std::string& reason = {});
 
 /// Forwards an Ack, Nack or InProgress frame to the groups concerned.
 void answer_deliveries(session_pointer self,

@@ -125,7 +125,8 @@ void join_group(session_pointer self, uint64_t request_id,
           });
 }
 
-bool leave_group(session_pointer self, uint64_t subscription_id) {
+bool leave_group(session_pointer self, uint64_t subscription_id,
+                 const std::string& reason) {
   auto& st = self->state;
   auto i = st.memberships.find(subscription_id);
   if (i == st.memberships.end())
@@ -149,8 +150,9 @@ bool leave_group(session_pointer self, uint64_t subscription_id) {
     self->send(owner, nack_atom_v, self_handle(self), std::move(unseen),
                uint32_t{0});
   st.memberships.erase(i);
+  st.patterns.erase(subscription_id);
   --st.stats.subscriptions;
-  queue_unsubscribed(st, subscription_id, "");
+  queue_unsubscribed(st, subscription_id, reason);
   return true;
 }
 
@@ -257,6 +259,7 @@ void end_membership(session_pointer self, uint64_t subscription_id,
     return;
   auto group = i->second.handle;
   st.memberships.erase(i);
+  st.patterns.erase(subscription_id);
   --st.stats.subscriptions;
   for (auto j = st.delivery_owners.begin(); j != st.delivery_owners.end();)
     j = j->second == group ? st.delivery_owners.erase(j) : std::next(j);

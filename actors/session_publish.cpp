@@ -28,7 +28,8 @@ int64_t now_unix_nanos() {
 }
 
 // Returns why `msg` cannot be published, or no error.
-error_info check_message(const session_state& st, const pb::Message& msg) {
+error_info check_message(const session_state& st, const pb::Message& msg,
+                         const access_grant& grant) {
   if (auto err = validate_topic(msg.topic(), st.ctx.names()))
     return err;
   if (is_system_topic(msg.topic()))
@@ -36,6 +37,10 @@ error_info check_message(const session_state& st, const pb::Message& msg) {
                            "topic \"" + msg.topic() +
                                "\" belongs to the broker; clients may not "
                                "publish to it");
+  if (!may_publish(grant, msg.topic()))
+    return make_error_info(ec::permission_denied, describe_client(grant) +
+                                                      " may not publish to \"" +
+                                                      msg.topic() + "\"");
   auto size = msg.payload().size() + msg.key().size();
   for (auto& [name, value] : msg.headers())
     size += name.size() + value.size();
@@ -98,8 +103,11 @@ void finish_publish(session_pointer self, publish_job& job) {
   --st.publishing;
   auto refused_before = st.stats.refused;
   for (auto& outcome : job.outcomes)
-    if (outcome.error)
+    if (outcome.error) {
       ++st.stats.refused;
+      if (outcome.error.code == ec::permission_denied)
+        ++st.stats.denied;
+    }
   // The refusals as one error, built only if there are any.
   auto refusals =
       st.stats.refused != refused_before ? refusals_of(job) : error_info{};
@@ -230,13 +238,14 @@ void cache_route(session_pointer self, const route_ref& route) {
 
 std::shared_ptr<publish_job>
 make_publish_job(session_state& st,
-                 google::protobuf::RepeatedPtrField<pb::Message>& messages) {
+                 google::protobuf::RepeatedPtrField<pb::Message>& messages,
+                 const access_grant& grant) {
   auto job = std::make_shared<publish_job>();
   job->outcomes.resize(static_cast<size_t>(messages.size()));
   size_t valid = 0;
   for (int i = 0; i < messages.size(); ++i) {
     auto& outcome = job->outcomes[static_cast<size_t>(i)];
-    outcome.error = check_message(st, messages[i]);
+    outcome.error = check_message(st, messages[i], grant);
     if (!outcome.error)
       ++valid;
   }

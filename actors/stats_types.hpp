@@ -88,6 +88,8 @@ struct session_stats {
   uint64_t stale_answers = 0;
   /// Refused requests and refused messages of publishes.
   uint64_t refused = 0;
+  /// Of those, the ones its token's permissions refused.
+  uint64_t denied = 0;
   /// Payload bytes of the buffered deliveries.
   uint64_t buffered_bytes = 0;
   /// The client's address (empty for the broker's own publishers).
@@ -105,8 +107,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
   return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
-           x.stale_answers, x.refused, x.buffered_bytes, x.peer, x.connected_ms,
-           x.mailbox, x.delivery_latency);
+           x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
+           x.connected_ms, x.mailbox, x.delivery_latency);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,
@@ -118,6 +120,7 @@ inline void accumulate(session_stats& total, const session_stats& x) {
   total.delivered += x.delivered;
   total.dropped += x.dropped;
   total.refused += x.refused;
+  total.denied += x.denied;
   total.buffered += x.buffered;
   total.buffered_bytes += x.buffered_bytes;
   total.stale_answers += x.stale_answers;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/error.hpp"
+#include "auth/access_grant.hpp"
 
 namespace tinybroker::v1 {
 class PublishRequest;
@@ -46,6 +47,8 @@ struct unary_call {
   std::function<void(const error_info&)> finish;
   /// The client's address, for log lines.
   std::string peer;
+  /// What the caller's token allows.
+  access_grant grant;
 };
 
 } // namespace tb

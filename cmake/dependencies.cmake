@@ -1,5 +1,6 @@
 # Finds the Debian 12 packages tinybroker builds on (see scripts/setup.sh).
 find_package(Threads REQUIRED)
+find_package(OpenSSL REQUIRED)
 find_package(Protobuf REQUIRED)
 find_package(gRPC CONFIG REQUIRED)
 find_package(toml11 CONFIG REQUIRED)

@@ -26,15 +26,36 @@
 
 namespace {
 
-// Blocks SIGINT and SIGTERM in every thread started from now on, so that
-// only sigwait() below sees them.
+// Blocks SIGINT, SIGTERM and SIGHUP in every thread started from now on,
+// so that only sigwait() below sees them.
 sigset_t block_stop_signals() {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return set;
+}
+
+// Reloads the tokens from `config_file` on SIGHUP (docs/security.md): only
+// `[auth]` takes effect; a config that does not load changes nothing.
+void reload_tokens(tb::broker_server& server, const std::string& config_file,
+                   const tb::policy_names& policies) {
+  if (config_file.empty()) {
+    tb::log::warn("received SIGHUP, but the broker runs on its built-in "
+                  "defaults (no --config): nothing to reload");
+    return;
+  }
+  tb::log::info("received SIGHUP, reloading the tokens of " + config_file);
+  auto loaded = tb::load_config_file(config_file, policies);
+  if (!loaded.ok()) {
+    tb::log::error("reload failed, the tokens stay as they were: " +
+                   loaded.error().text);
+    return;
+  }
+  if (auto err = server.reload_auth(loaded.value().auth))
+    tb::log::error("reload failed: " + err.text);
 }
 
 // Names the malloc this process runs on: jemalloc (with its version) when
@@ -204,7 +225,8 @@ int run_broker(int argc, char** argv, const std::string& program) {
                  ? std::string{"off"}
                  : "on http://" + server.metrics_address() + "/metrics"));
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
+    reload_tokens(server, config_file, policies);
   // The process ends by grace + 1 s; leave teardown a tenth of that.
   arm_exit_watchdog(std::chrono::steady_clock::now() + cfg.shutdown_grace +
                     std::chrono::milliseconds(900));

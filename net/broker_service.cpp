@@ -5,6 +5,7 @@
 
 #include "actors/unary_call.hpp"
 #include "net/group_admin.hpp"
+#include "net/log.hpp"
 #include "net/status.hpp"
 
 namespace tb {
@@ -36,11 +37,21 @@ public:
 
 broker_service::broker_service(caf::actor_system& sys, broker_context ctx,
                                std::vector<session_actor> publishers,
-                               group_settings group_defaults)
+                               group_settings group_defaults,
+                               const auth_config& auth)
     : sys_(sys), ctx_(std::move(ctx)), publishers_(std::move(publishers)),
       group_defaults_(std::move(group_defaults)),
-      sessions_(ctx_.limits.max_sessions) {
+      sessions_(ctx_.limits.max_sessions), auth_(auth) {
   // nop
+}
+
+error_info broker_service::reload_auth(const auth_config& auth) {
+  if (auto err = auth_.reload(auth))
+    return err;
+  auto ended = sessions_.reauthorize(*auth_.table());
+  log::info("tokens reloaded",
+            {{"tokens", auth.tokens.size()}, {"sessions_ended", ended}});
+  return {};
 }
 
 void broker_service::shut_down() {
@@ -60,6 +71,12 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
     reactor->Finish(to_grpc_status(err));
     return reactor;
   }
+  auto who = auth_.authenticate(*ctx);
+  if (who.error) {
+    report(who.error);
+    reactor->Finish(to_grpc_status(who.error));
+    return reactor;
+  }
   auto parsed = std::make_shared<publish_call>();
   // gRPC owns a mutable request buffer for the call's lifetime.
   if (auto status =
@@ -74,6 +91,7 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   call->request = &parsed->request;
   call->reply = &parsed->reply;
   call->peer = report.peer;
+  call->grant = std::move(who.grant);
   sessions_.call_started();
   // A call refused as a whole (a batch beyond the limit, a stop) is logged
   // here; messages refused one by one are logged by the publisher.
@@ -101,7 +119,13 @@ broker_service::Session(grpc::CallbackServerContext* ctx) {
     refusal_reporter{logger_, "Session", ctx->peer()}(err);
     return new refusing_reactor(to_grpc_status(err));
   }
-  return new session_reactor(sys_, ctx_, sessions_, ctx, logger_);
+  auto who = auth_.authenticate(*ctx);
+  if (who.error) {
+    refusal_reporter{logger_, "Session", ctx->peer()}(who.error);
+    return new refusing_reactor(to_grpc_status(who.error));
+  }
+  return new session_reactor(sys_, ctx_, sessions_, ctx, logger_,
+                             std::move(who));
 }
 
 grpc::ServerUnaryReactor*
@@ -109,6 +133,8 @@ broker_service::CreateGroup(grpc::CallbackServerContext* ctx,
                             const pb::CreateGroupRequest* req,
                             pb::GroupInfo* reply) {
   auto* reactor = ctx->DefaultReactor();
+  if (refused_admin(ctx, reactor, "CreateGroup"))
+    return reactor;
   create_group_call(sys_, ctx_.router, group_defaults_, *req, reply, reactor,
                     refusal_reporter{logger_, "CreateGroup", ctx->peer()});
   return reactor;
@@ -119,6 +145,8 @@ broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
                             const pb::DeleteGroupRequest* req,
                             pb::DeleteGroupReply* reply) {
   auto* reactor = ctx->DefaultReactor();
+  if (refused_admin(ctx, reactor, "DeleteGroup"))
+    return reactor;
   delete_group_call(sys_, ctx_.router, req->name(), reply, reactor,
                     refusal_reporter{logger_, "DeleteGroup", ctx->peer()});
   return reactor;
@@ -129,9 +157,22 @@ broker_service::ListGroups(grpc::CallbackServerContext* ctx,
                            const pb::ListGroupsRequest*,
                            pb::ListGroupsReply* reply) {
   auto* reactor = ctx->DefaultReactor();
+  if (refused_admin(ctx, reactor, "ListGroups"))
+    return reactor;
   list_groups_call(sys_, ctx_.router, reply, reactor,
                    refusal_reporter{logger_, "ListGroups", ctx->peer()});
   return reactor;
+}
+
+bool broker_service::refused_admin(grpc::CallbackServerContext* ctx,
+                                   grpc::ServerUnaryReactor* reactor,
+                                   const char* call) {
+  auto err = auth_.authorize_admin(*ctx, call);
+  if (!err)
+    return false;
+  refusal_reporter{logger_, call, ctx->peer()}(err);
+  reactor->Finish(to_grpc_status(err));
+  return true;
 }
 
 void broker_service::collect_stats(const pb::StatsRequest& request,
@@ -143,6 +184,7 @@ void broker_service::collect_stats(const pb::StatsRequest& request,
   sources.publishers = publishers_;
   sources.started = started_;
   sources.floor = floor_;
+  sources.auth = &auth_.counters();
   tb::collect_stats(std::move(sources), request, std::move(done));
 }
 
@@ -150,6 +192,8 @@ grpc::ServerUnaryReactor*
 broker_service::Stats(grpc::CallbackServerContext* ctx,
                       const pb::StatsRequest* req, pb::StatsReply* reply) {
   auto* reactor = ctx->DefaultReactor();
+  if (refused_admin(ctx, reactor, "Stats"))
+    return reactor;
   collect_stats(*req,
                 [reactor, reply,
                  report = refusal_reporter{logger_, "Stats", ctx->peer()}](

@@ -8,6 +8,7 @@
 #include <caf/actor_system.hpp>
 
 #include "actors/broker_context.hpp"
+#include "net/auth_gate.hpp"
 #include "net/log_actor.hpp"
 #include "net/session_reactor.hpp"
 #include "net/stats_collector.hpp"
@@ -35,10 +36,16 @@ using broker_callback_service =
 class broker_service final : public broker_callback_service {
 public:
   /// Creates the service; `publishers` serve unary Publish calls;
-  /// `group_defaults` fill in what CreateGroup leaves out.
+  /// `group_defaults` fill in what CreateGroup leaves out; `auth` holds the
+  /// tokens every call and stream is checked against.
   broker_service(caf::actor_system& sys, broker_context ctx,
                  std::vector<session_actor> publishers,
-                 group_settings group_defaults);
+                 group_settings group_defaults, const auth_config& auth);
+
+  /// Replaces the tokens (a SIGHUP reload): streams whose token is gone end
+  /// with UNAUTHENTICATED, the others take their token's permissions as
+  /// they are now. Refuses to turn auth on or off.
+  error_info reload_auth(const auth_config& auth);
 
   /// Sends refusals of calls and streams to `logger` from now on. Call
   /// before the server starts.
@@ -91,6 +98,11 @@ public:
                                   tinybroker::v1::StatsReply* reply) override;
 
 private:
+  // Authenticates an admin call and checks its token may make it; answers
+  // a refusal through `reactor` and returns true if refused.
+  bool refused_admin(grpc::CallbackServerContext* ctx,
+                     grpc::ServerUnaryReactor* reactor, const char* call);
+
   caf::actor_system& sys_;
   broker_context ctx_;
   std::vector<session_actor> publishers_;
@@ -99,6 +111,7 @@ private:
   std::atomic<bool> shutting_down_{false};
   session_registry sessions_;
   log_actor logger_;
+  auth_gate auth_;
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
   std::shared_ptr<counter_floor> floor_ = std::make_shared<counter_floor>();

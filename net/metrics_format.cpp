@@ -84,6 +84,16 @@ const broker_metric broker_metrics[] = {
      [](const pb::BrokerCounters& b) {
        return count(b.refused());
      }},
+    {"tinybroker_unauthenticated_total", "counter",
+     "Calls and streams refused for a missing or wrong token.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.unauthenticated());
+     }},
+    {"tinybroker_permission_denied_total", "counter",
+     "Publishes, subscribes, joins and admin calls a token may not make.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.permission_denied());
+     }},
     {"tinybroker_sessions", "gauge", "Open Session streams.",
      [](const pb::BrokerCounters& b) {
        return count(b.sessions());

@@ -84,10 +84,10 @@ error_info broker_server::start() {
   }
   auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
   for (std::size_t i = 0; i < pool; ++i)
-    publishers_.push_back(
-        system_->spawn(session_actor_impl, ctx, frame_sink_ptr{}));
+    publishers_.push_back(system_->spawn(session_actor_impl, ctx,
+                                         frame_sink_ptr{}, access_grant{}));
   service_ = std::make_unique<broker_service>(*system_, ctx, publishers_,
-                                              cfg_.group_defaults);
+                                              cfg_.group_defaults, cfg_.auth);
   logger_ =
       system_->spawn(log_actor_impl, cfg_.log_summary_interval,
                      stats_source{[service = service_.get()](
@@ -136,6 +136,12 @@ error_info broker_server::start() {
   address_ = host + ":" + std::to_string(port);
   running_ = true;
   return {};
+}
+
+error_info broker_server::reload_auth(const auth_config& auth) {
+  if (!running_ || !service_)
+    return make_error_info(ec::shutting_down, "the broker is not running");
+  return service_->reload_auth(auth);
 }
 
 error_info broker_server::start_metrics() {

@@ -46,6 +46,10 @@ public:
   /// of the metrics address starts with `metrics listener: `).
   error_info start();
 
+  /// Replaces the tokens with those of `auth` (see
+  /// `broker_service::reload_auth`); an error says why nothing changed.
+  error_info reload_auth(const auth_config& auth);
+
   /// Returns the address the broker listens on, with the port it bound.
   const std::string& address() const noexcept {
     return address_;

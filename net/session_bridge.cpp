@@ -32,8 +32,10 @@ const char* end_reason_of(ec code) {
 } // namespace
 
 session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
-                               std::string peer)
+                               std::string peer, std::string credential,
+                               std::string token)
     : reactor_(reactor), peer_(std::move(peer)),
+      credential_(std::move(credential)), token_(std::move(token)),
       max_unread_(std::max<std::size_t>(max_unread, 1)) {
   // nop
 }

@@ -39,9 +39,22 @@ class session_reactor;
 /// reading, so a fast client cannot grow the actor's mailbox without bound.
 class session_bridge : public frame_sink {
 public:
-  /// Creates the bridge of `reactor`, whose client is `peer`.
+  /// Creates the bridge of `reactor`, whose client is `peer`, authenticated
+  /// by `credential` as token `token` (both empty when auth is off).
   session_bridge(session_reactor* reactor, std::size_t max_unread,
-                 std::string peer);
+                 std::string peer, std::string credential = {},
+                 std::string token = {});
+
+  /// Returns what authenticated the client (see `auth_outcome`), so that a
+  /// reload can look its token up again. Immutable; thread-safe.
+  const std::string& credential() const noexcept {
+    return credential_;
+  }
+
+  /// Returns the name of the client's token. Immutable; thread-safe.
+  const std::string& token() const noexcept {
+    return token_;
+  }
 
   /// Returns the client's address, as gRPC names it.
   std::string peer() const override {
@@ -93,6 +106,8 @@ private:
   mutable std::mutex mutex_;
   session_reactor* reactor_;
   std::string peer_;
+  std::string credential_;
+  std::string token_;
   session_actor actor_;
   grpc::ByteBuffer reading_;
   grpc::ByteBuffer writing_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include <caf/actor_registry.hpp>
+#include <caf/send.hpp>
 
 #include "actors/session_actor.hpp"
 #include "net/log.hpp"
@@ -23,9 +24,10 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
                                  session_registry& registry,
                                  grpc::CallbackServerContext* call,
-                                 const log_actor& logger)
-    : bridge_(std::make_shared<session_bridge>(this, max_unread_frames,
-                                               call->peer())),
+                                 const log_actor& logger, auth_outcome who)
+    : bridge_(std::make_shared<session_bridge>(
+          this, max_unread_frames, call->peer(), std::move(who.credential),
+          who.grant.token)),
       registry_(registry), call_(call) {
   if (auto err = registry_.add(bridge_)) {
     refusal_reporter{logger, "Session", bridge_->peer()}(err);
@@ -41,8 +43,9 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                  {"actors", sys.registry().running()}});
   else
     log::info("session opened", {{"peer", bridge_->peer()}});
-  auto actor = sys.spawn(session_actor_impl, ctx,
-                         std::static_pointer_cast<frame_sink>(bridge_));
+  auto actor =
+      sys.spawn(session_actor_impl, ctx,
+                std::static_pointer_cast<frame_sink>(bridge_), who.grant);
   bridge_->start(std::move(actor));
 }
 
@@ -138,6 +141,26 @@ std::vector<session_actor> session_registry::actors() const {
     if (auto actor = bridge->actor())
       result.push_back(std::move(actor));
   return result;
+}
+
+std::size_t session_registry::reauthorize(const token_table& tokens) {
+  std::vector<std::shared_ptr<session_bridge>> live;
+  {
+    std::lock_guard<std::mutex> guard{mutex_};
+    live = bridges_;
+  }
+  std::size_t ended = 0;
+  for (auto& bridge : live) {
+    auto grant = tokens.lookup(bridge->credential());
+    if (!grant) {
+      bridge->finish(ec::unauthenticated,
+                     "token \"" + bridge->token() + "\" was revoked");
+      ++ended;
+    } else if (auto actor = bridge->actor()) {
+      caf::anon_send(actor, auth_atom_v, std::move(*grant));
+    }
+  }
+  return ended;
 }
 
 } // namespace tb

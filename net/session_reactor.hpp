@@ -14,6 +14,7 @@
 
 #include "actors/broker_context.hpp"
 #include "actors/error.hpp"
+#include "auth/token_table.hpp"
 #include "net/log_actor.hpp"
 #include "tinybroker.grpc.pb.h"
 
@@ -39,7 +40,7 @@ public:
   /// reported to `logger`.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,
                   session_registry& registry, grpc::CallbackServerContext* call,
-                  const log_actor& logger);
+                  const log_actor& logger, auth_outcome who);
 
   /// Forwards a finished read to the bridge.
   void OnReadDone(bool ok) override;
@@ -84,6 +85,11 @@ public:
 
   /// Returns the session actors of the live streams.
   std::vector<session_actor> actors() const;
+
+  /// Applies reloaded `tokens` to the live streams: a stream whose token is
+  /// gone ends with UNAUTHENTICATED; the others get their token's
+  /// permissions as they are now. Returns how many streams ended.
+  std::size_t reauthorize(const token_table& tokens);
 
   /// Counts a unary call in flight (so shutdown can wait for it).
   void call_started();

@@ -8,6 +8,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include "net/auth_gate.hpp"
 #include "net/group_admin.hpp"
 
 #ifndef TINYBROKER_VERSION
@@ -97,6 +98,11 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   b.set_delivered(sum.delivered);
   b.set_dropped(sum.dropped);
   b.set_refused(sum.refused);
+  b.set_permission_denied(sum.denied);
+  if (auto* auth = g.sources.auth) {
+    b.set_unauthenticated(auth->unauthenticated.load());
+    b.set_permission_denied(sum.denied + auth->admin_denied.load());
+  }
   b.set_buffered(sum.buffered);
   b.set_held_bytes(sum.buffered_bytes + group_bytes);
   b.set_sessions(g.sources.sessions.size());
@@ -277,6 +283,7 @@ void counter_floor::apply(session_stats& sum) {
   raise(sum.delivered, high_.delivered);
   raise(sum.dropped, high_.dropped);
   raise(sum.refused, high_.refused);
+  raise(sum.denied, high_.denied);
   auto& h = sum.delivery_latency;
   auto& high = high_.delivery_latency;
   if (h.count < high.count) {

@@ -44,6 +44,8 @@ private:
   session_stats high_;
 };
 
+struct auth_counters;
+
 /// What the collector reads besides the actors.
 struct stats_sources {
   /// The broker's actor system.
@@ -59,6 +61,8 @@ struct stats_sources {
   std::chrono::steady_clock::time_point started;
   /// Keeps totals monotonic across calls; none in tests that want raw sums.
   std::shared_ptr<counter_floor> floor;
+  /// The refusals of the broker's door (net/auth_gate.hpp); none in tests.
+  const auth_counters* auth = nullptr;
 };
 
 /// The most entries a list of the Stats reply holds.

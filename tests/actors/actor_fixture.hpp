@@ -308,12 +308,14 @@ protected:
   }
 
   /// Spawns a session writing to a fresh recording sink that reports
-  /// `peer` as the client's address.
-  test_session spawn_session(tb::broker_context ctx, std::string peer = {}) {
+  /// `peer` as the client's address, for a client allowed what `grant`
+  /// allows (everything by default).
+  test_session spawn_session(tb::broker_context ctx, std::string peer = {},
+                             tb::access_grant grant = {}) {
     auto sink = std::make_shared<recording_sink>();
     sink->peer_name = std::move(peer);
     auto hdl = sys.spawn(tb::session_actor_impl, std::move(ctx),
-                         tb::frame_sink_ptr{sink});
+                         tb::frame_sink_ptr{sink}, std::move(grant));
     sink->session = hdl.address();
     sessions_.push_back(hdl);
     return test_session{hdl, std::move(sink)};

@@ -164,7 +164,8 @@ void session_world::start() {
   for (auto& s : slots_) {
     s = slot{};
     s.sink = std::make_shared<checking_sink>();
-    s.hdl = sys_.spawn(session_actor_impl, ctx, frame_sink_ptr{s.sink});
+    s.hdl = sys_.spawn(session_actor_impl, ctx, frame_sink_ptr{s.sink},
+                       access_grant{});
     s.sink->session = s.hdl.address();
   }
   run();

@@ -33,6 +33,8 @@ void write_broker(json_writer& out, const pb::BrokerCounters& b) {
       .number("delivered", b.delivered())
       .number("dropped", b.dropped())
       .number("refused", b.refused())
+      .number("unauthenticated", b.unauthenticated())
+      .number("permission_denied", b.permission_denied())
       .number("sessions", b.sessions())
       .number("topics", b.topics())
       .number("subscriptions", b.subscriptions())

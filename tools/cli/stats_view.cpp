@@ -34,7 +34,11 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
       << format_elapsed(b.uptime_ms()) << view.title_note << '\n';
   out << label("messages") << "published " << b.published() << ", unrouted "
       << b.unrouted() << ", delivered " << b.delivered() << ", dropped "
-      << b.dropped() << ", refused " << b.refused() << '\n';
+      << b.dropped() << ", refused " << b.refused();
+  if (b.unauthenticated() + b.permission_denied() != 0)
+    out << " (unauthenticated " << b.unauthenticated()
+        << ", permission denied " << b.permission_denied() << ")";
+  out << '\n';
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
       << b.groups() << '\n';
