@@ -147,6 +147,7 @@ session_stats session_state::current_stats() const {
   result.dropped = deliveries.dropped_total();
   result.buffered_bytes = deliveries.buffered_bytes();
   result.peer = peer;
+  result.token = grant.token;
   result.connected_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - started)

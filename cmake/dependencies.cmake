@@ -13,6 +13,10 @@ find_package(GTest REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
+# OpenSSL (Debian libssl-dev): the broker checks its TLS files with it and
+# sets up the metrics listener's HTTPS context (docs/security.md).
+find_package(OpenSSL REQUIRED)
+
 # jemalloc (Debian libjemalloc-dev) for the broker programs, unless off.
 if(TINYBROKER_JEMALLOC)
   find_library(JEMALLOC_LIB jemalloc REQUIRED)

@@ -8,7 +8,9 @@
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
 //   [observability]   health_service = true, reflection = true
 //   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
-//                     per_topic = false
+//                     per_topic = false, tls = (true if [tls] is set)
+//   [tls]             cert = "PATH", key = "PATH", client_ca = "PATH" (no
+//                     TLS without the table; cert and key go together)
 //   [groups]          auto_create = true
 //   [groups.defaults] ack_wait = "30s", max_deliveries = 5, overflow =
 //                     "reject", ... (group_settings without `pattern`)
@@ -90,7 +92,17 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
       r.bad(v, path, std::string(metrics_listen_expected));
   };
   auto metrics = r.table({{"listen", metrics_listen},
-                          {"per_topic", r.boolean(cfg.metrics.per_topic)}});
+                          {"per_topic", r.boolean(cfg.metrics.per_topic)},
+                          {"tls", r.boolean(cfg.metrics.tls)}});
+  // [tls]: paths of PEM files; how the keys go together, and the default
+  // of [metrics] tls, are checked by check_tls once the file is read.
+  auto path = [&r](std::string& out) {
+    return r.text(out, "a non-empty file path",
+                  [](std::string_view t) { return !t.empty(); });
+  };
+  auto tls = r.table({{"cert", path(cfg.tls.cert)},
+                      {"key", path(cfg.tls.key)},
+                      {"client_ca", path(cfg.tls.client_ca)}});
   // The defaults first, wherever they are in the file: groups start from them.
   auto groups = [&](const toml::value& v, const std::string& path) {
     if (v.is_table() && v.as_table().count("defaults") != 0) {
@@ -144,6 +156,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"limits", limits},
        {"observability", observability},
        {"metrics", metrics},
+       {"tls", tls},
        {"groups", groups},
        {"auth",
         [&r, &cfg](const toml::value& v, const std::string& path) {
@@ -157,6 +170,35 @@ const toml::value* find_key(const toml::value* tbl, const std::string& key) {
   if (tbl == nullptr || !tbl->is_table() || tbl->as_table().count(key) == 0)
     return nullptr;
   return &tbl->as_table().at(key);
+}
+
+// Checks that the [tls] keys go together (cert with key; client_ca only
+// with them) and sets the default of [metrics] tls: on with [tls], and
+// `true` without a certificate is an error.
+void check_tls(reader& r, const toml::value& root, broker_config& cfg) {
+  const auto* tbl = find_key(&root, "tls");
+  auto* cert = find_key(tbl, "cert");
+  auto* key = find_key(tbl, "key");
+  auto* client_ca = find_key(tbl, "client_ca");
+  const std::string both = "both tls.cert and tls.key (the server's "
+                           "certificate chain and its private key)";
+  if (tbl != nullptr && tbl->is_table() && tbl->as_table().empty())
+    r.bad(*tbl, "tls", both, "an empty table");
+  if (cert != nullptr && key == nullptr)
+    r.bad(*cert, "tls.cert", both, "set without tls.key");
+  if (key != nullptr && cert == nullptr)
+    r.bad(*key, "tls.key", both, "set without tls.cert");
+  if (client_ca != nullptr && cert == nullptr)
+    r.bad(*client_ca, "tls.client_ca",
+          "tls.cert and tls.key too: client certificates are asked for "
+          "only over TLS",
+          "set without tls.cert");
+  auto* metrics_tls = find_key(find_key(&root, "metrics"), "tls");
+  if (metrics_tls == nullptr)
+    cfg.metrics.tls = cfg.tls.enabled();
+  else if (cfg.metrics.tls && tbl == nullptr)
+    r.bad(*metrics_tls, "metrics.tls", "a [tls] table with cert and key",
+          "true without [tls]");
 }
 
 // Returns the config key of a group setting.
@@ -267,6 +309,7 @@ load_result load_text(std::string_view toml_text, const std::string& name,
     broker_config cfg;
     read_document(r, root, cfg);
     check_groups(r, cfg, policies);
+    check_tls(r, root, cfg);
     cfg.source = name;
     if (r.problems.empty())
       return cfg;
@@ -346,9 +389,16 @@ std::string describe(const broker_config& cfg) {
      << cfg.reflection << "\nmetrics: ";
   if (cfg.metrics.enabled())
     os << "listen " << cfg.metrics.listen << ", per_topic "
-       << cfg.metrics.per_topic;
+       << cfg.metrics.per_topic << ", tls " << cfg.metrics.tls;
   else
     os << "off";
+  os << "\ntls: ";
+  if (cfg.tls.enabled())
+    os << "cert " << cfg.tls.cert << ", key " << cfg.tls.key << ", client_ca "
+       << (cfg.tls.mutual() ? cfg.tls.client_ca + " (mutual TLS)"
+                            : std::string{"- (no client certificates)"});
+  else
+    os << "off (plain text)";
   os << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
      << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
      << " tokens per topic, " << l.max_publish_batch << "/publish, "

@@ -17,8 +17,10 @@
 
 #include "actors/policy_registry.hpp"
 #include "config/config_loader.hpp"
+#include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/server.hpp"
+#include "net/tls_credentials.hpp"
 
 #ifndef TINYBROKER_VERSION
 #error "TINYBROKER_VERSION must be defined by the build"
@@ -199,6 +201,11 @@ int run_broker(int argc, char** argv, const std::string& program) {
     }
     cfg.log_format = log_format;
   }
+  // The [tls] files are part of the config: a bad one is a config error.
+  if (auto problem = check_tls_files(cfg.tls); !problem.empty()) {
+    std::fprintf(stderr, "%s: %s\n", program.c_str(), problem.c_str());
+    return 2;
+  }
   if (checking) {
     std::printf("%s\n%s: the config is valid\n", describe(cfg).c_str(),
                 check_file.c_str());
@@ -214,6 +221,8 @@ int run_broker(int argc, char** argv, const std::string& program) {
   auto signals = block_stop_signals();
   log_config(describe(cfg));
   log::info("memory allocator: " + allocator_name());
+  for (const auto& warning : exposure_warnings(cfg))
+    log::warn(warning);
   broker_server server{cfg};
   if (auto err = server.start()) {
     log::error(err.text);
@@ -223,7 +232,8 @@ int run_broker(int argc, char** argv, const std::string& program) {
             server.address() + " (config: " + cfg.source + "); metrics " +
             (server.metrics_address().empty()
                  ? std::string{"off"}
-                 : "on http://" + server.metrics_address() + "/metrics"));
+                 : std::string{"on "} + (cfg.metrics.tls ? "https" : "http") +
+                       "://" + server.metrics_address() + "/metrics"));
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
     reload_tokens(server, config_file, policies);

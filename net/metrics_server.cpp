@@ -13,6 +13,7 @@
 
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
+#include "net/tls_credentials.hpp"
 
 namespace tb {
 
@@ -128,7 +129,8 @@ struct metrics_server::shared_state
   stats_source source;
   metrics_options options;
   std::chrono::milliseconds stats_timeout{0};
-  httplib::Server http;
+  // An httplib::SSLServer with TLS.
+  std::unique_ptr<httplib::Server> server;
   std::thread listener;
   // Guards everything below; `cv` signals each change.
   std::mutex mutex;
@@ -197,6 +199,16 @@ metrics_server::metrics_server(stats_source source,
   state_->source = std::move(source);
   state_->options = settings_.options;
   state_->stats_timeout = settings_.stats_timeout;
+  if (!settings_.tls.enabled()) {
+    state_->server = std::make_unique<httplib::Server>();
+    return;
+  }
+  // httplib accepts the handshake without blocking, within the read
+  // timeout; a client speaking plain HTTP fails it and is closed.
+  state_->server =
+      std::make_unique<httplib::SSLServer>([tls = settings_.tls](SSL_CTX& ctx) {
+        return setup_server_ssl_context(ctx, tls);
+      });
 }
 
 metrics_server::~metrics_server() {
@@ -211,7 +223,11 @@ error_info metrics_server::start() {
                            "cannot listen on " + settings_.listen +
                                ": not a HOST:PORT address");
   auto* st = state_.get();
-  auto& http = st->http;
+  auto& http = *st->server;
+  if (!http.is_valid())
+    return make_error_info(ec::invalid_request,
+                           "cannot load the TLS certificate, key or client "
+                           "CA");
   // httplib turns on SO_REUSEPORT by default: a second broker on a busy
   // port would start and share it. Only SO_REUSEADDR, as gRPC's port has.
   http.set_socket_options([](socket_t sock) {
@@ -259,7 +275,7 @@ error_info metrics_server::start() {
              std::to_string(bound);
   // The thread keeps the state alive, in case it outlives this object.
   st->listener = std::thread{[keep = state_] {
-    keep->http.listen_after_bind();
+    keep->server->listen_after_bind();
     std::lock_guard<std::mutex> guard{keep->mutex};
     keep->finished = true;
     keep->cv.notify_all();
@@ -279,7 +295,7 @@ void metrics_server::shut_down() {
   state_->cv.wait(lock, [this] { return state_->calling == 0; });
   lock.unlock();
   if (started_)
-    state_->http.stop();
+    state_->server->stop();
 }
 
 bool metrics_server::wait_stopped(std::chrono::milliseconds patience) {

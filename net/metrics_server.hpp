@@ -23,6 +23,7 @@
 #include <string>
 
 #include "actors/error.hpp"
+#include "config/tls_config.hpp"
 #include "net/metrics_format.hpp"
 #include "net/stats_collector.hpp"
 
@@ -38,6 +39,10 @@ using stats_source =
 struct metrics_server_settings {
   /// The listen address, `HOST:PORT` (port 0 picks a free port).
   std::string listen;
+  /// HTTPS with this certificate and key (and client certificates required
+  /// and checked against `client_ca` if set); plain HTTP without `cert`.
+  /// A TLS handshake that stalls is cut off after `io_timeout`, as any read.
+  tls_config tls;
   /// What the scrape exposes.
   metrics_options options;
   /// How long a scrape waits for the stats before it answers 503.
@@ -69,7 +74,9 @@ public:
 
   /// Binds the listen address (without port reuse, so that a busy port is
   /// an error, never a shared one) and starts serving; returns
-  /// `cannot listen on ADDRESS: REASON` if the address cannot be bound.
+  /// `cannot listen on ADDRESS: REASON` if the address cannot be bound, or
+  /// `cannot load the TLS certificate, key or client CA` if they do not
+  /// load.
   error_info start();
 
   /// Returns the address listened on, with the port bound (after `start`).

@@ -20,6 +20,7 @@
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/metrics_server.hpp"
+#include "net/tls_credentials.hpp"
 
 namespace tb {
 
@@ -99,10 +100,15 @@ error_info broker_server::start() {
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  std::string tls_problem;
+  auto credentials = make_server_credentials(cfg_.tls, tls_problem);
+  if (!credentials) {
+    release();
+    return make_error_info(ec::invalid_request, tls_problem);
+  }
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(cfg_.listen, grpc::InsecureServerCredentials(),
-                           &port);
+  builder.AddListeningPort(cfg_.listen, credentials, &port);
   // gRPC sets SO_REUSEPORT by default: a second broker on a busy port would
   // start and silently share its connections (spec 9 forbids it).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -149,6 +155,8 @@ error_info broker_server::start_metrics() {
     return {};
   metrics_server_settings settings;
   settings.listen = cfg_.metrics.listen;
+  if (cfg_.metrics.tls)
+    settings.tls = cfg_.tls;
   settings.options.per_topic = cfg_.metrics.per_topic;
   auto* service = service_.get();
   metrics_ = std::make_unique<metrics_server>(

@@ -169,6 +169,8 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
     auto& s = entry->second;
     auto* out = reply.add_sessions();
     out->set_peer(s.peer);
+    out->set_token(s.token);
+    out->set_permission_denied(s.denied);
     out->set_published(s.published);
     out->set_delivered(s.delivered);
     out->set_dropped(s.dropped);

@@ -9,7 +9,15 @@ hits both alike. Prints each run and the medians, and the ratio B / A.
       --bench build/tinybroker-bench --rounds 3 -- --scenario s1 --paced
 
 Broker arguments for both (e.g. a config) go in --broker-args; everything
-after "--" goes to tinybroker-bench. Use the median figures, never one run.
+after "--" goes to tinybroker-bench. --a-args/--b-args and
+--a-bench-args/--b-bench-args add arguments for one side only, so one
+binary can be compared with itself under two configs, e.g. auth off and on:
+
+  scripts/compare_brokers.py --a build/tinybroker --b build/tinybroker \
+      --b-args "--config auth.toml" --b-bench-args "--token-file t.token" \
+      --bench build/tinybroker-bench -- --scenario s1
+
+Use the median figures, never one run.
 """
 import argparse
 import json
@@ -68,6 +76,11 @@ def main():
                              "nested keys (latency_us.p50)")
     parser.add_argument("--broker-args", default="",
                         help="arguments for both brokers, space-separated")
+    for side in ("a", "b"):
+        parser.add_argument(f"--{side}-args", default="",
+                            help=f"more broker arguments for {side} only")
+        parser.add_argument(f"--{side}-bench-args", default="",
+                            help=f"more bench arguments for {side} only")
     parser.add_argument("bench_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     bench_args = [a for a in args.bench_args if a != "--"]
@@ -77,8 +90,10 @@ def main():
         order = ["a", "b"] if r % 2 == 0 else ["b", "a"]
         for which in order:
             broker = args.a if which == "a" else args.b
-            value = run_once(broker, broker_args, args.bench, bench_args,
-                             args.metric)
+            side_args = getattr(args, f"{which}_args").split()
+            side_bench = getattr(args, f"{which}_bench_args").split()
+            value = run_once(broker, broker_args + side_args, args.bench,
+                             bench_args + side_bench, args.metric)
             results[which].append(value)
             print(f"round {r + 1} {which}: {args.metric} = {value:,.1f}",
                   flush=True)

@@ -72,7 +72,7 @@ TEST(metrics_config, bad_values_name_key_line_and_expectation) {
 TEST(metrics_config, unknown_keys_in_the_table_are_refused) {
   auto text = error_of("[metrics]\nport = 7401\n");
   EXPECT_NE(text.find("metrics.port: unknown key; expected one of listen, "
-                      "per_topic"),
+                      "per_topic, tls"),
             std::string::npos)
       << text;
   text = error_of("metrics = true\n");
@@ -100,7 +100,8 @@ TEST(metrics_config, the_listen_syntax_shared_with_the_flag) {
 
 TEST(metrics_config, describe_shows_the_metrics_line) {
   auto on = describe(config_of("[metrics]\nper_topic = true\n"));
-  EXPECT_NE(on.find("\nmetrics: listen 127.0.0.1:7401, per_topic true\n"),
+  EXPECT_NE(on.find("\nmetrics: listen 127.0.0.1:7401, per_topic true, "
+                    "tls false\n"),
             std::string::npos)
       << on;
   auto off = describe(config_of("[metrics]\nlisten = \"off\"\n"));

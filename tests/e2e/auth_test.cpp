@@ -118,6 +118,12 @@ TEST_F(AuthTest, AForbiddenSubscribeIsAnErrorFrameOnAStreamThatStaysOpen) {
   auto delivered = session.read_until(kind::kDeliveries);
   ASSERT_TRUE(delivered);
   EXPECT_EQ(delivered->deliveries().deliveries(0).topic(), "orders.eu.ok");
+  // Stats names each session's token and counts what it was refused.
+  auto reply = stats();
+  ASSERT_EQ(reply.sessions_size(), 1);
+  EXPECT_EQ(reply.sessions(0).token(), "orders");
+  EXPECT_EQ(reply.sessions(0).permission_denied(), 1u);
+  EXPECT_EQ(reply.broker().permission_denied(), 1u);
   // The refusal is logged with the token's name.
   EXPECT_TRUE(broker_->wait_for_output(
       "token \\\"orders\\\" may not subscribe to \\\"orders.>\\\"", patience))

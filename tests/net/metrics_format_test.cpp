@@ -35,6 +35,8 @@ pb::StatsReply sample_reply() {
   b.set_delivered(13);
   b.set_dropped(3);
   b.set_refused(4);
+  b.set_unauthenticated(41);
+  b.set_permission_denied(42);
   b.set_sessions(5);
   b.set_topics(6);
   b.set_subscriptions(7);
@@ -91,6 +93,8 @@ TEST(metrics_format, broker_metrics_have_help_type_and_value) {
       {"tinybroker_deliveries_total", "counter", "13"},
       {"tinybroker_messages_dropped_total", "counter", "3"},
       {"tinybroker_refusals_total", "counter", "4"},
+      {"tinybroker_unauthenticated_total", "counter", "41"},
+      {"tinybroker_permission_denied_total", "counter", "42"},
       {"tinybroker_sessions", "gauge", "5"},
       {"tinybroker_topics", "gauge", "6"},
       {"tinybroker_subscriptions", "gauge", "7"},
@@ -132,7 +136,7 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
     }
   }
   EXPECT_EQ(helped, typed);
-  EXPECT_EQ(helped.size(), 14u + 1u + 12u + 2u); // broker, histogram, ...
+  EXPECT_EQ(helped.size(), 16u + 1u + 12u + 2u); // broker, histogram, ...
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {

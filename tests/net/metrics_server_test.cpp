@@ -240,6 +240,15 @@ TEST(metrics_server, an_address_that_does_not_resolve_is_an_error) {
       << err.text;
 }
 
+TEST(metrics_server, tls_files_that_do_not_load_are_an_error) {
+  auto settings = loopback();
+  settings.tls = {"/nonexistent/server.crt", "/nonexistent/server.key", ""};
+  metrics_server server{answering(1), settings};
+  auto err = server.start();
+  ASSERT_TRUE(err) << "started HTTPS without a certificate";
+  EXPECT_EQ(err.text, "cannot load the TLS certificate, key or client CA");
+}
+
 TEST(metrics_server, port_zero_reports_the_port_bound) {
   metrics_server server{answering(1), loopback()};
   ASSERT_FALSE(server.start());

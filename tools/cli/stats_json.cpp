@@ -67,6 +67,8 @@ void write_sessions(json_writer& out, const pb::StatsReply& reply) {
   for (auto& s : reply.sessions())
     out.open_object()
         .text("peer", s.peer())
+        .text("token", s.token())
+        .number("permission_denied", s.permission_denied())
         .number("published", s.published())
         .number("unrouted", s.unrouted())
         .number("delivered", s.delivered())

@@ -36,8 +36,8 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
       << b.unrouted() << ", delivered " << b.delivered() << ", dropped "
       << b.dropped() << ", refused " << b.refused();
   if (b.unauthenticated() + b.permission_denied() != 0)
-    out << " (unauthenticated " << b.unauthenticated()
-        << ", permission denied " << b.permission_denied() << ")";
+    out << " (unauthenticated " << b.unauthenticated() << ", permission denied "
+        << b.permission_denied() << ")";
   out << '\n';
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
@@ -80,16 +80,20 @@ void print_topics(std::ostream& out, const pb::StatsReply& reply) {
 
 // Prints the sessions table.
 void print_sessions(std::ostream& out, const pb::StatsReply& reply) {
-  text_table table{{"PEER", "PUBLISHED", "UNROUTED", "DELIVERED", "DROPPED",
-                    "SUBSCRIPTIONS", "BUFFERED", "BUFFERED_BYTES",
-                    "CONNECTED"}};
+  bool tokens =
+      std::any_of(reply.sessions().begin(), reply.sessions().end(),
+                  [](const pb::SessionStats& s) { return !s.token().empty(); });
+  text_table table{{tokens ? "PEER (TOKEN)" : "PEER", "PUBLISHED", "UNROUTED",
+                    "DELIVERED", "DROPPED", "SUBSCRIPTIONS", "BUFFERED",
+                    "BUFFERED_BYTES", "CONNECTED"}};
   for (auto& s : reply.sessions())
-    table.add_row(
-        {s.peer(), std::to_string(s.published()), std::to_string(s.unrouted()),
-         std::to_string(s.delivered()), std::to_string(s.dropped()),
-         std::to_string(s.subscriptions()),
-         std::to_string(s.buffered_messages()),
-         format_bytes(s.buffered_bytes()), format_elapsed(s.connected_ms())});
+    table.add_row({tokens ? s.peer() + " (" + s.token() + ")" : s.peer(),
+                   std::to_string(s.published()), std::to_string(s.unrouted()),
+                   std::to_string(s.delivered()), std::to_string(s.dropped()),
+                   std::to_string(s.subscriptions()),
+                   std::to_string(s.buffered_messages()),
+                   format_bytes(s.buffered_bytes()),
+                   format_elapsed(s.connected_ms())});
   if (table.empty())
     out << "no sessions\n";
   else
