@@ -29,7 +29,9 @@ namespace tb::client {
 /// docs/client.md, "Threading").
 class async_client {
 public:
-  /// Starts connecting to `address` (`HOST:PORT`) in the background.
+  /// Starts connecting to `address` (`HOST:PORT`) in the background, with
+  /// `options.security` (token, TLS) on every stream and call; throws
+  /// `security_error` if those settings cannot be used.
   explicit async_client(const std::string& address,
                         client_options options = {});
 

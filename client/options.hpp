@@ -11,10 +11,16 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "net/client_security.hpp"
+
 namespace tb::client {
 
 /// Settings of an `async_client`; every field has a usable default.
 struct client_options {
+  /// The token and TLS settings of the channel; reconnects keep them. A
+  /// setting that cannot be used makes the constructor throw
+  /// `security_error`.
+  security_options security;
   /// How long a published message waits for others to join its batch.
   std::chrono::milliseconds linger{5};
   /// The most messages in one publish frame (the broker takes up to 4096).

@@ -2,6 +2,7 @@
 // group's max_deliveries is spent; it then lands on `$dlq.<group>`.
 
 #include <condition_variable>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -13,6 +14,21 @@
 namespace {
 
 using namespace std::chrono_literals;
+
+// The client's settings: the token and TLS files of the TINYBROKER_*
+// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
+// "Security"); exits with 2 if they cannot be used.
+tb::client::client_options from_env() {
+  tb::client::client_options options;
+  try {
+    options.security = tb::client::security_from_env();
+    tb::client::make_channel_credentials(options.security); // reads the files
+  } catch (const tb::client::security_error& e) {
+    std::cerr << "dead_letters: " << e.what() << "\n";
+    std::exit(2);
+  }
+  return options;
+}
 
 // The group of this example, and how often it tries a message.
 constexpr const char* group_name = "payments";
@@ -32,7 +48,7 @@ int run(const std::string& server) {
   std::mutex mutex;
   std::condition_variable arrived;
   bool got_dead_letter = false;
-  tb::client::async_client client{server};
+  tb::client::async_client client{server, from_env()};
 
   tinybroker::v1::GroupSettings settings;
   settings.set_pattern("payments.>");

@@ -14,6 +14,21 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The client's settings: the token and TLS files of the TINYBROKER_*
+// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
+// "Security"); exits with 2 if they cannot be used.
+tb::client::client_options from_env() {
+  tb::client::client_options options;
+  try {
+    options.security = tb::client::security_from_env();
+    tb::client::make_channel_credentials(options.security); // reads the files
+  } catch (const tb::client::security_error& e) {
+    std::cerr << "publish_subscribe: " << e.what() << "\n";
+    std::exit(2);
+  }
+  return options;
+}
+
 int usage() {
   std::cerr
       << "usage: publish_subscribe [--server HOST:PORT] sub PATTERN "
@@ -33,7 +48,7 @@ int subscribe(const std::string& server, const std::string& pattern,
   std::condition_variable done;
   long received = 0;
   bool ended = false;
-  tb::client::async_client client{server};
+  tb::client::async_client client{server, from_env()};
   tb::client::subscribe_options options;
   options.on_dropped = [](uint64_t lost) {
     std::cout << "lost " << lost << " messages (too slow)" << std::endl;
@@ -68,7 +83,7 @@ int subscribe(const std::string& server, const std::string& pattern,
 // Publishes each of `data` to `topic` (one batch) and prints their ids.
 int publish(const std::string& server, const std::string& topic,
             const std::vector<std::string>& data) {
-  tb::client::async_client client{server};
+  tb::client::async_client client{server, from_env()};
   std::vector<std::future<tb::client::publish_result>> confirms;
   for (auto& payload : data)
     confirms.push_back(client.publish({topic, payload, {}, {}}));

@@ -14,6 +14,21 @@ namespace {
 
 using namespace std::chrono_literals;
 
+// The client's settings: the token and TLS files of the TINYBROKER_*
+// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
+// "Security"); exits with 2 if they cannot be used.
+tb::client::client_options from_env() {
+  tb::client::client_options options;
+  try {
+    options.security = tb::client::security_from_env();
+    tb::client::make_channel_credentials(options.security); // reads the files
+  } catch (const tb::client::security_error& e) {
+    std::cerr << "work_queue: " << e.what() << "\n";
+    std::exit(2);
+  }
+  return options;
+}
+
 int usage() {
   std::cerr << "usage: work_queue [--server HOST:PORT] worker [--no-ack] "
                "[COUNT]\n"
@@ -32,7 +47,7 @@ int worker(const std::string& server, bool ack, long count) {
   long handled = 0;
   bool ended = false;
   std::vector<tb::client::delivery> held; // --no-ack keeps them here
-  tb::client::async_client client{server};
+  tb::client::async_client client{server, from_env()};
   tb::client::subscribe_options options;
   options.group = "workers";
   options.max_in_flight = 16;
@@ -69,7 +84,7 @@ int worker(const std::string& server, bool ack, long count) {
 
 // Publishes `count` jobs (batched by the client) and waits for the confirms.
 int publish(const std::string& server, long count) {
-  tb::client::async_client client{server};
+  tb::client::async_client client{server, from_env()};
   std::vector<std::future<tb::client::publish_result>> confirms;
   for (long i = 1; i <= count; ++i)
     confirms.push_back(

@@ -1,5 +1,7 @@
 #include "net/client.hpp"
 
+#include <grpcpp/support/client_interceptor.h>
+
 namespace tb::client {
 
 namespace pb = tinybroker::v1;
@@ -8,6 +10,41 @@ namespace {
 
 // The largest gRPC message the client reads or writes.
 constexpr int max_message_bytes = 64 << 20;
+
+namespace ix = grpc::experimental;
+
+// Adds `authorization: Bearer <token>` to the metadata of each call. gRPC
+// sends call credentials only over secure channels, so an interceptor does
+// it on plain (loopback) channels as well as TLS ones.
+class bearer_interceptor : public ix::Interceptor {
+public:
+  explicit bearer_interceptor(std::shared_ptr<const std::string> value)
+      : value_(std::move(value)) {}
+
+  void Intercept(ix::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            ix::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA))
+      methods->GetSendInitialMetadata()->emplace("authorization", *value_);
+    methods->Proceed();
+  }
+
+private:
+  std::shared_ptr<const std::string> value_;
+};
+
+// Makes a `bearer_interceptor` for each call of a channel.
+class bearer_factory : public ix::ClientInterceptorFactoryInterface {
+public:
+  explicit bearer_factory(const std::string& token)
+      : value_(std::make_shared<const std::string>("Bearer " + token)) {}
+
+  ix::Interceptor* CreateClientInterceptor(ix::ClientRpcInfo*) override {
+    return new bearer_interceptor(value_);
+  }
+
+private:
+  std::shared_ptr<const std::string> value_;
+};
 
 } // namespace
 
@@ -22,14 +59,28 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
 
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             grpc::ChannelArguments args) {
-  args.SetMaxReceiveMessageSize(max_message_bytes);
-  args.SetMaxSendMessageSize(max_message_bytes);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
-                                   args);
+  return make_channel(address, security_options{}, std::move(args));
 }
 
-connection::connection(const std::string& address)
-    : connection(make_channel(address)) {}
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            const security_options& security,
+                                            grpc::ChannelArguments args) {
+  auto credentials = make_channel_credentials(security);
+  args.SetMaxReceiveMessageSize(max_message_bytes);
+  args.SetMaxSendMessageSize(max_message_bytes);
+  if (!security.server_name.empty())
+    args.SetSslTargetNameOverride(security.server_name);
+  if (security.token.empty())
+    return grpc::CreateCustomChannel(address, credentials, args);
+  std::vector<std::unique_ptr<ix::ClientInterceptorFactoryInterface>> factories;
+  factories.push_back(std::make_unique<bearer_factory>(security.token));
+  return ix::CreateCustomChannelWithInterceptors(address, credentials, args,
+                                                 std::move(factories));
+}
+
+connection::connection(const std::string& address,
+                       const security_options& security)
+    : connection(make_channel(address, security)) {}
 
 connection::connection(std::shared_ptr<grpc::Channel> channel)
     : channel_(std::move(channel)), stub_(pb::Broker::NewStub(channel_)) {}

@@ -1,7 +1,7 @@
 // The tinybroker C++ client: a connection with unary calls, and Session
 // streams with a blocking, thread-safe receive queue.
 //
-//   tb::client::connection conn{"127.0.0.1:7400"};
+//   tb::client::connection conn{"127.0.0.1:7400"};  // + security_options
 //   auto session = conn.open_session();
 //   session->subscribe(1, "orders.>");
 //   session->wait_for(kSubscribed, 5s);
@@ -19,6 +19,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "net/client_security.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::client {
@@ -45,11 +46,22 @@ void to_proto(const outgoing_message& msg, tinybroker::v1::Message& out);
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             grpc::ChannelArguments args = {});
 
+/// Makes a channel to `address` with `security`: TLS when
+/// `security.tls()`, and `authorization: Bearer <token>` added to every call
+/// and stream on it when a token is set (on TLS and plain channels alike).
+/// Throws `security_error` for settings that cannot be used (an unreadable
+/// PEM file, a certificate without its key).
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            const security_options& security,
+                                            grpc::ChannelArguments args = {});
+
 /// A channel to one broker. Thread-safe.
 class connection {
 public:
-  /// Connects (lazily) to `address` (`HOST:PORT`).
-  explicit connection(const std::string& address);
+  /// Connects (lazily) to `address` (`HOST:PORT`) with `security` (a
+  /// token, TLS); throws `security_error` if they cannot be used.
+  explicit connection(const std::string& address,
+                      const security_options& security = {});
 
   /// Uses `channel` (from `make_channel`).
   explicit connection(std::shared_ptr<grpc::Channel> channel);

@@ -5,12 +5,14 @@
 // (tools/bench_memory.cpp); the publishers are in tools/bench_publish.cpp.
 
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "net/client.hpp"
 #include "tools/bench_report.hpp"
+#include "tools/security_flags.hpp"
 
 namespace {
 
@@ -142,20 +144,25 @@ int main(int argc, char** argv) {
                "(measures sustainable delivery without buffer overflow) or "
                "of the workers' acks");
   app.add_flag("--json", cfg.json, "print one JSON object, not a table");
-  app.footer("Examples (1,000,000 x 128 B, batch 256):\n"
-             "  S1: tinybroker-bench --server 127.0.0.1:7400 --scenario s1 "
-             "--paced\n"
-             "  S2: tinybroker-bench --server 127.0.0.1:7400 --scenario s2 "
-             "--paced\n"
-             "  S3: tinybroker-bench --server 127.0.0.1:7400 --scenario s3\n"
-             "  S4: tinybroker-bench --server 127.0.0.1:7400 --scenario s4 "
-             "--rate 50000\n"
-             "  S5: tinybroker-bench --server 127.0.0.1:7400 --scenario s5 "
-             "--paced\n"
-             "  idle: tinybroker-bench --server 127.0.0.1:7400 --scenario "
-             "idle --broker-pid $(pidof tinybroker)\n"
-             "  held: tinybroker-bench --server 127.0.0.1:7400 --scenario "
-             "held --broker-pid $(pidof tinybroker)");
+  tb::client::security_sources security_flags;
+  tb::tools::add_security_flags(app, security_flags);
+  app.footer(
+      "Examples (1,000,000 x 128 B, batch 256):\n"
+      "  S1: tinybroker-bench --server 127.0.0.1:7400 --scenario s1 "
+      "--paced\n"
+      "  S2: tinybroker-bench --server 127.0.0.1:7400 --scenario s2 "
+      "--paced\n"
+      "  S3: tinybroker-bench --server 127.0.0.1:7400 --scenario s3\n"
+      "  S3 with auth: TINYBROKER_TOKEN_FILE=bench.token tinybroker-bench "
+      "--server 127.0.0.1:7400 --scenario s3\n"
+      "  S4: tinybroker-bench --server 127.0.0.1:7400 --scenario s4 "
+      "--rate 50000\n"
+      "  S5: tinybroker-bench --server 127.0.0.1:7400 --scenario s5 "
+      "--paced\n"
+      "  idle: tinybroker-bench --server 127.0.0.1:7400 --scenario "
+      "idle --broker-pid $(pidof tinybroker)\n"
+      "  held: tinybroker-bench --server 127.0.0.1:7400 --scenario "
+      "held --broker-pid $(pidof tinybroker)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -171,7 +178,16 @@ int main(int argc, char** argv) {
     return exit_usage;
   }
 
-  tb::client::connection conn{cfg.server};
+  std::unique_ptr<tb::client::connection> conn_ptr;
+  try {
+    auto security = tb::client::resolve_security(
+        security_flags, tb::client::security_sources_from_env());
+    conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security);
+  } catch (const tb::client::security_error& e) {
+    std::fprintf(stderr, "tinybroker-bench: %s\n", e.what());
+    return exit_usage;
+  }
+  auto& conn = *conn_ptr;
   if (!conn.wait_connected(5s)) {
     std::fprintf(stderr, "tinybroker-bench: cannot connect to %s\n",
                  cfg.server.c_str());

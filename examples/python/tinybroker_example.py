@@ -10,9 +10,17 @@ build/examples/python; put that directory on PYTHONPATH:
       worker workers 'jobs.>' 3
   PYTHONPATH=build/examples/python python3 examples/python/tinybroker_example.py \
       publish jobs.resize a b c
+
+With a token and TLS (each flag also comes from its environment variable:
+TINYBROKER_TOKEN, TINYBROKER_TOKEN_FILE, TINYBROKER_CA, TINYBROKER_CERT,
+TINYBROKER_KEY, TINYBROKER_TLS_SERVER_NAME; a flag beats its variable):
+
+  ... tinybroker_example.py --server broker.example:7400 --token-file app.token \
+      --ca ca.pem --cert client.pem --key client.key publish jobs.resize a
 """
 
 import argparse
+import os
 import queue
 import sys
 
@@ -26,12 +34,12 @@ except ImportError as missing:
              "build the project, and set PYTHONPATH=build/examples/python")
 
 
-def publish(stub, topic, payloads):
+def publish(stub, metadata, topic, payloads):
     """Publishes one message per payload in one batch; prints their ids."""
     request = pb.PublishRequest(
         messages=[pb.Message(topic=topic, payload=p.encode()) for p in payloads])
     try:
-        reply = stub.Publish(request, timeout=10)
+        reply = stub.Publish(request, timeout=10, metadata=metadata)
     except grpc.RpcError as err:
         print(f"publish failed: {err.code().name}: {err.details()}", file=sys.stderr)
         return 1
@@ -46,7 +54,7 @@ def publish(stub, topic, payloads):
     return 1 if failed else 0
 
 
-def worker(stub, group, pattern, count):
+def worker(stub, metadata, group, pattern, count):
     """Joins `group` on `pattern`, acks `count` jobs, then leaves."""
     outgoing = queue.Queue(maxsize=1024)  # frames to send; None ends the stream
 
@@ -62,7 +70,7 @@ def worker(stub, group, pattern, count):
         subscribe=pb.Subscribe(subscription_id=1, pattern=pattern, group=group,
                                max_in_flight=16)))
     handled = 0
-    stream = stub.Session(frames())
+    stream = stub.Session(frames(), metadata=metadata)
     try:
         for frame in stream:
             kind = frame.WhichOneof("kind")
@@ -90,10 +98,63 @@ def worker(stub, group, pattern, count):
     return 0
 
 
+def read_file(path, what):
+    """Returns the bytes of `path`; exits with a clear message if unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as err:
+        sys.exit(f"tinybroker_example: cannot read {what} \"{path}\": "
+                 f"{err.strerror}")
+
+
+def security(args):
+    """Returns (channel credentials or None, call metadata) from the flags
+    and, for what they leave unset, the TINYBROKER_* variables."""
+    def pick(flag, var):
+        return flag if flag is not None else (os.environ.get(var) or None)
+    token, token_file = args.token, args.token_file
+    if token is None and token_file is None:
+        token = os.environ.get("TINYBROKER_TOKEN") or None
+        token_file = os.environ.get("TINYBROKER_TOKEN_FILE") or None
+        if token and token_file:
+            sys.exit("tinybroker_example: TINYBROKER_TOKEN and "
+                     "TINYBROKER_TOKEN_FILE are both set; use one")
+    if token_file is not None:
+        token = read_file(token_file, "token file").decode().rstrip()
+        if not token:
+            sys.exit(f"tinybroker_example: token file \"{token_file}\" "
+                     "holds no token")
+    metadata = [("authorization", f"Bearer {token}")] if token else []
+    ca = pick(args.ca, "TINYBROKER_CA")
+    cert = pick(args.cert, "TINYBROKER_CERT")
+    key = pick(args.key, "TINYBROKER_KEY")
+    if (cert is None) != (key is None):
+        sys.exit("tinybroker_example: --cert and --key go together")
+    if ca is None and cert is None:
+        return None, metadata
+    credentials = grpc.ssl_channel_credentials(
+        root_certificates=read_file(ca, "CA file") if ca else None,
+        private_key=read_file(key, "key file") if key else None,
+        certificate_chain=read_file(cert, "certificate file") if cert else None)
+    return credentials, metadata
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--server", default="127.0.0.1:7400",
                         help="the broker's HOST:PORT")
+    tokens = parser.add_mutually_exclusive_group()
+    tokens.add_argument("--token", help="bearer token (TINYBROKER_TOKEN)")
+    tokens.add_argument("--token-file",
+                        help="file holding the token (TINYBROKER_TOKEN_FILE)")
+    parser.add_argument("--ca", help="TLS: CA certificate, PEM (TINYBROKER_CA)")
+    parser.add_argument("--cert",
+                        help="mutual TLS: client certificate (TINYBROKER_CERT)")
+    parser.add_argument("--key", help="mutual TLS: its key (TINYBROKER_KEY)")
+    parser.add_argument("--tls-server-name",
+                        help="TLS: name in the broker's certificate, if not "
+                             "the host of --server (TINYBROKER_TLS_SERVER_NAME)")
     sub = parser.add_subparsers(dest="command", required=True)
     pub = sub.add_parser("publish", help="publish messages")
     pub.add_argument("topic")
@@ -103,11 +164,18 @@ def main():
     work.add_argument("pattern")
     work.add_argument("count", type=int)
     args = parser.parse_args()
-    with grpc.insecure_channel(args.server) as channel:
+    credentials, metadata = security(args)
+    if credentials is None:
+        channel = grpc.insecure_channel(args.server)
+    else:
+        name = args.tls_server_name or os.environ.get("TINYBROKER_TLS_SERVER_NAME")
+        options = [("grpc.ssl_target_name_override", name)] if name else []
+        channel = grpc.secure_channel(args.server, credentials, options=options)
+    with channel:
         stub = pb_grpc.BrokerStub(channel)
         if args.command == "publish":
-            return publish(stub, args.topic, args.data)
-        return worker(stub, args.group, args.pattern, args.count)
+            return publish(stub, metadata, args.topic, args.data)
+        return worker(stub, metadata, args.group, args.pattern, args.count)
 
 
 if __name__ == "__main__":

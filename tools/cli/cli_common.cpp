@@ -2,6 +2,7 @@
 
 #include "config/broker_config.hpp"
 #include "config/config_loader.hpp"
+#include "tools/security_flags.hpp"
 
 namespace tb::cli {
 
@@ -66,22 +67,48 @@ void add_connection_flags(CLI::App& app, connection_options& opts) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("--json", opts.json,
                "print JSON for scripts (one object per line) instead of text");
+  tools::add_security_flags(app, opts.security);
+}
+
+client::security_options resolve_security(const connection_options& opts) {
+  try {
+    return client::resolve_security(opts.security,
+                                    client::security_sources_from_env());
+  } catch (const client::security_error& e) {
+    throw cli_failure(exit_usage, e.what());
+  }
 }
 
 void set_examples(CLI::App& app, const std::string& examples) {
   app.footer("\nExamples:\n" + examples +
-             "Every command also takes --server HOST:PORT, --timeout DURATION "
-             "and --json (see tinybroker-cli --help).\n");
+             "Every command also takes --server HOST:PORT, --timeout DURATION, "
+             "--json and the token and TLS flags --token, --token-file, --ca, "
+             "--cert, --key (see tinybroker-cli --help).\n");
 }
 
 std::unique_ptr<client::connection> connect(const connection_options& opts) {
-  auto conn = std::make_unique<client::connection>(opts.server);
+  auto security = resolve_security(opts);
+  std::unique_ptr<client::connection> conn;
+  try {
+    conn = std::make_unique<client::connection>(opts.server, security);
+  } catch (const client::security_error& e) {
+    throw cli_failure(exit_usage, e.what());
+  }
   if (!conn->wait_connected(opts.timeout))
-    throw cli_failure(exit_unreachable,
-                      "cannot connect to the broker at " + opts.server +
-                          " within " + format_duration(opts.timeout.count()) +
-                          " (is tinybroker running there? see --server)");
+    throw cli_failure(
+        exit_unreachable,
+        "cannot connect to the broker at " + opts.server + " within " +
+            format_duration(opts.timeout.count()) +
+            (security.tls() ? " over TLS (is tinybroker running there with "
+                              "TLS? see --server, --ca, --cert and "
+                              "--tls-server-name)"
+                            : " (is tinybroker running there? see --server)"));
   return conn;
+}
+
+bool is_auth_refusal(const grpc::Status& status) {
+  return status.error_code() == grpc::StatusCode::UNAUTHENTICATED ||
+         status.error_code() == grpc::StatusCode::PERMISSION_DENIED;
 }
 
 int exit_code_for(const grpc::Status& status) {

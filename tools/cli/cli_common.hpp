@@ -33,10 +33,8 @@ enum exit_code : int {
 };
 
 /// How to reach the broker and how to print; set by the shared flags.
-///
-/// Authentication (a bearer token) and TLS (CA file, client certificate and
-/// key) will be added here as flags and applied in `connect()`; every
-/// subcommand then gets them for free.
+/// The security flags (token, TLS) are applied in `connect()`, so every
+/// subcommand gets them.
 struct connection_options {
   /// The broker's address, `HOST:PORT`; the broker's default listen address
   /// unless `--server` says otherwise.
@@ -45,6 +43,10 @@ struct connection_options {
   std::chrono::milliseconds timeout{5000};
   /// Print JSON (one object per line) instead of text for people.
   bool json = false;
+  /// The security flags as given (`--token`, `--token-file`, `--ca`,
+  /// `--cert`, `--key`, `--tls-server-name`); each beats its TINYBROKER_*
+  /// environment variable (see `resolve_security`).
+  client::security_sources security;
 };
 
 /// A failure that ends the command: `what()` is printed on stderr, `code`
@@ -72,15 +74,26 @@ struct command {
   std::function<int()> run;
 };
 
-/// Adds `--server`, `--timeout` and `--json` to `app`, storing into `opts`.
+/// Adds `--server`, `--timeout`, `--json` and the security flags to `app`,
+/// storing into `opts`.
 void add_connection_flags(CLI::App& app, connection_options& opts);
+
+/// Returns the security settings of the flags in `opts` and the TINYBROKER_*
+/// environment variables (a flag beats its variable), with the token file
+/// read; throws a `cli_failure` with `exit_usage` if they cannot be used.
+client::security_options resolve_security(const connection_options& opts);
 
 /// Sets the footer of `app` to an example section listing `examples`.
 void set_examples(CLI::App& app, const std::string& examples);
 
-/// Connects to the broker, waiting at most `opts.timeout`; throws a
-/// `cli_failure` with `exit_unreachable` if it cannot.
+/// Connects to the broker with the security settings of `opts`, waiting at
+/// most `opts.timeout`; throws a `cli_failure` with `exit_usage` if those
+/// settings cannot be used, or with `exit_unreachable` if it cannot connect.
 std::unique_ptr<client::connection> connect(const connection_options& opts);
+
+/// Returns true for the statuses of a broker that refused the client's
+/// credentials or permissions: UNAUTHENTICATED and PERMISSION_DENIED.
+bool is_auth_refusal(const grpc::Status& status);
 
 /// Returns the exit code for a failed call's status: `exit_unreachable` for
 /// UNAVAILABLE and DEADLINE_EXCEEDED, `exit_refused` otherwise.

@@ -34,9 +34,29 @@ bool names_server(const std::vector<std::string>& args) {
   return false;
 }
 
+// Sets (or, when empty, unsets) the environment variable `name`.
+void export_var(const char* name, const std::string& value) {
+  if (value.empty())
+    unsetenv(name);
+  else
+    setenv(name, value.c_str(), 1);
+}
+
+// Hands the security settings to tinybroker-bench through its environment
+// variables, so the token never shows in its command line.
+void export_security(const client::security_options& security) {
+  export_var(client::token_env, security.token);
+  export_var(client::token_file_env, "");
+  export_var(client::ca_env, security.ca_file);
+  export_var(client::cert_env, security.cert_file);
+  export_var(client::key_env, security.key_file);
+  export_var(client::server_name_env, security.server_name);
+}
+
 // Replaces this process with tinybroker-bench; returns only on failure.
 int run_bench(std::vector<std::string> args, const connection_options& opts) {
   auto binary = own_directory() + "/tinybroker-bench";
+  export_security(resolve_security(opts));
   bool help = false;
   for (auto& arg : args)
     help = help || arg == "--help" || arg == "-h";

@@ -85,6 +85,8 @@ void print_delivery(const pb::Delivery& d, bool json) {
   auto status = session.status();
   if (status.ok())
     throw cli_failure(exit_unreachable, "the broker ended the stream");
+  if (is_auth_refusal(status))
+    throw cli_failure(exit_refused, "refused: " + describe(status));
   throw cli_failure(exit_unreachable, "connection lost: " + describe(status));
 }
 

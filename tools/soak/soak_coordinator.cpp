@@ -365,7 +365,8 @@ int run::operator()() {
                  server_.c_str());
     return exit_usage;
   }
-  conn_ = std::make_unique<client::connection>(server_);
+  conn_ = std::make_unique<client::connection>(server_,
+                                               client::security_from_env());
   if (!conn_->wait_connected(20s) || !start_roles())
     return exit_usage;
   load_phase();

@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "net/client_security.hpp"
 #include "tools/soak/soak.hpp"
 #include "tools/soak/soak_coordinator.hpp"
 #include "tools/soak/soak_process.hpp"
@@ -127,6 +128,14 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? exit_ok : exit_usage;
+  }
+  // The TINYBROKER_* token and TLS variables apply to every connection;
+  // checked (and the PEM files read) once here, so later ones cannot fail.
+  try {
+    tb::client::make_channel_credentials(tb::client::security_from_env());
+  } catch (const tb::client::security_error& e) {
+    std::fprintf(stderr, "tinybroker-soak: %s\n", e.what());
+    return exit_usage;
   }
 
   if (!app.get_subcommands().empty()) {

@@ -118,7 +118,7 @@ int run_publisher(const role_config& cfg) {
   auto fd = open_log(cfg.log);
   if (fd < 0)
     return exit_usage;
-  client::connection conn{cfg.server};
+  client::connection conn{cfg.server, client::security_from_env()};
   if (!conn.wait_connected(20s))
     return exit_usage;
   auto start = clock_type::now();
@@ -169,7 +169,7 @@ int run_subscriber(const role_config& cfg, bool record_keys) {
   auto fd = open_log(cfg.log);
   if (fd < 0)
     return exit_usage;
-  client::connection conn{cfg.server};
+  client::connection conn{cfg.server, client::security_from_env()};
   auto session = subscribe(conn, cfg, "");
   if (!session)
     return exit_usage;
@@ -219,7 +219,7 @@ int run_worker(const role_config& cfg) {
   auto fd = open_log(cfg.log);
   if (fd < 0)
     return exit_usage;
-  client::connection conn{cfg.server};
+  client::connection conn{cfg.server, client::security_from_env()};
   auto session = subscribe(conn, cfg, cfg.group);
   if (!session)
     return exit_usage;
