@@ -12,7 +12,7 @@ bool may_publish(const access_grant& grant, std::string_view topic) {
     return true;
   return std::any_of(grant.publish.begin(), grant.publish.end(),
                      [&](const std::string& allowed) {
-                       return pattern_matches(allowed, topic);
+                       return matches_in_place(allowed, topic);
                      });
 }
 

@@ -62,6 +62,34 @@ bool covered_from(const tokens& pattern, size_t pos, const candidates& alive) {
 
 } // namespace
 
+bool matches_in_place(std::string_view pattern, std::string_view topic) {
+  constexpr auto npos = std::string_view::npos;
+  // Root wildcards do not match broker topics.
+  bool system = !topic.empty() && topic[0] == '$';
+  size_t p = 0;
+  size_t t = 0; // npos once the topic has no token left
+  for (bool first = true;; first = false) {
+    auto p_end = pattern.find('.', p);
+    auto p_token = pattern.substr(p, p_end == npos ? npos : p_end - p);
+    if (p_token == ">")
+      return t != npos && !(first && system); // one or more tokens left
+    if (t == npos)
+      return false;
+    auto t_end = topic.find('.', t);
+    auto t_token = topic.substr(t, t_end == npos ? npos : t_end - t);
+    if (p_token == "*") {
+      if (first && system)
+        return false;
+    } else if (p_token != t_token) {
+      return false;
+    }
+    if (p_end == npos)
+      return t_end == npos;
+    p = p_end + 1;
+    t = t_end == npos ? npos : t_end + 1;
+  }
+}
+
 bool pattern_covered(std::string_view pattern,
                      const std::vector<std::string>& allowed) {
   tokens wanted;

@@ -26,4 +26,9 @@ namespace tb {
 bool pattern_covered(std::string_view pattern,
                      const std::vector<std::string>& allowed);
 
+/// Returns true if `pattern` matches `topic` (both valid), exactly as
+/// `pattern_matches` decides, but without allocating: the check of each
+/// published message against the token's publish patterns.
+bool matches_in_place(std::string_view pattern, std::string_view topic);
+
 } // namespace tb

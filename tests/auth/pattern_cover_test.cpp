@@ -110,6 +110,23 @@ std::string random_pattern(std::mt19937& rng) {
   return result;
 }
 
+TEST(MatchesInPlace, AgreesWithTheReferenceMatcher) {
+  const list topics{"a",    "b",      "a.b",  "a.a.b",      "$s",
+                    "$s.a", "$s.a.b", "b.$s", "fresh.a.b.c"};
+  std::mt19937 rng{7};
+  size_t matched = 0;
+  for (int round = 0; round < 3000; ++round) {
+    auto pattern = random_pattern(rng);
+    for (auto& topic : topics) {
+      auto expected = tb::pattern_matches(pattern, topic);
+      ASSERT_EQ(tb::matches_in_place(pattern, topic), expected)
+          << pattern << " vs " << topic;
+      matched += expected ? 1 : 0;
+    }
+  }
+  EXPECT_GT(matched, 1000u);
+}
+
 TEST(PatternCover, AgreesWithEnumerationOnRandomAllowLists) {
   std::mt19937 rng{20261203};
   std::uniform_int_distribution<size_t> size_of(0, 4);

@@ -2,6 +2,7 @@
 // token (spec 10), and a bearer token still decides when one is sent.
 
 #include "auth_fixture.hpp"
+#include "net/client.hpp"
 #include "test_certs.hpp"
 #include "tls_fixture.hpp"
 
@@ -71,6 +72,39 @@ TEST_F(AuthTlsTest, ACertificateNoTokenNamesIsUnauthenticated) {
                                         "certificate \"CN=orders,"),
             std::string::npos)
       << status.error_message();
+}
+
+TEST_F(AuthTlsTest, TheCliAndTheClientLibraryConnectWithCaCertificateAndToken) {
+  const auto& certs = shared_test_certs();
+  auto server = "localhost:" + port_of(broker_->address());
+  auto [code, output] =
+      run_command(std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-cli",
+                  {"--server", server, "--ca", certs.path("ca.crt"), "--cert",
+                   certs.path("client.crt"), "--key", certs.path("client.key"),
+                   "pub", "certs.cli", "hello"});
+  EXPECT_EQ(code, 0) << output;
+  // With the orders token over the same certificate, certs.> is refused.
+  std::tie(code, output) =
+      run_command(std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-cli",
+                  {"--server", server, "--ca", certs.path("ca.crt"), "--cert",
+                   certs.path("client.crt"), "--key", certs.path("client.key"),
+                   "--token", orders_secret, "pub", "certs.cli", "hello"});
+  EXPECT_EQ(code, 1) << output;
+  EXPECT_NE(output.find("PERMISSION_DENIED"), std::string::npos) << output;
+  EXPECT_EQ(output.find(orders_secret), std::string::npos) << output;
+  client::security_options security;
+  security.ca_file = certs.path("ca.crt");
+  security.cert_file = certs.path("client.crt");
+  security.key_file = certs.path("client.key");
+  security.token = orders_secret;
+  client::connection conn{server, security};
+  std::vector<pb::PublishResult> results;
+  client::outgoing_message message;
+  message.topic = "orders.lib";
+  message.payload = "x";
+  ASSERT_TRUE(conn.publish({message}, &results).ok());
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_FALSE(results[0].has_error());
 }
 
 } // namespace
