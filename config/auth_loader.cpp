@@ -93,9 +93,7 @@ void read_token(reader& r, const toml::value& v, const std::string& path,
   auto from_file = [&](const toml::value& v, const std::string& path) {
     if (!v.is_string() || v.as_string().str.empty())
       return r.bad(v, path, "a file path");
-    std::filesystem::path file{v.as_string().str};
-    if (file.is_relative() && !r.base_dir.empty())
-      file = std::filesystem::path{r.base_dir} / file;
+    std::filesystem::path file{r.resolve(v.as_string().str)};
     std::ifstream in{file, std::ios::binary};
     if (!in)
       return r.bad(v, path, "",

@@ -94,15 +94,12 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
   auto metrics = r.table({{"listen", metrics_listen},
                           {"per_topic", r.boolean(cfg.metrics.per_topic)},
                           {"tls", r.boolean(cfg.metrics.tls)}});
-  // [tls]: paths of PEM files; how the keys go together, and the default
-  // of [metrics] tls, are checked by check_tls once the file is read.
-  auto path = [&r](std::string& out) {
-    return r.text(out, "a non-empty file path",
-                  [](std::string_view t) { return !t.empty(); });
-  };
-  auto tls = r.table({{"cert", path(cfg.tls.cert)},
-                      {"key", path(cfg.tls.key)},
-                      {"client_ca", path(cfg.tls.client_ca)}});
+  // [tls]: paths of PEM files, relative to the config file's directory;
+  // how the keys go together, and the default of [metrics] tls, are
+  // checked by check_tls once the file is read.
+  auto tls = r.table({{"cert", r.file_path(cfg.tls.cert)},
+                      {"key", r.file_path(cfg.tls.key)},
+                      {"client_ca", r.file_path(cfg.tls.client_ca)}});
   // The defaults first, wherever they are in the file: groups start from them.
   auto groups = [&](const toml::value& v, const std::string& path) {
     if (v.is_table() && v.as_table().count("defaults") != 0) {

@@ -7,6 +7,7 @@
 #include <toml.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -86,6 +87,23 @@ public:
                 (expected.empty() ? "" : "; expected " + expected);
     problems.emplace(std::pair{loc.line(), loc.column()},
                      toml::format_error(head, v, problem));
+  }
+
+  // Returns `file` relative to `base_dir` if it is a relative path.
+  std::string resolve(const std::string& file) const {
+    std::filesystem::path p{file};
+    if (p.is_relative() && !base_dir.empty())
+      p = std::filesystem::path{base_dir} / p;
+    return p.string();
+  }
+
+  // Returns a reader for a non-empty file path, relative to `base_dir`.
+  field_fn file_path(std::string& out) {
+    return [this, &out](const toml::value& v, const std::string& path) {
+      if (!v.is_string() || v.as_string().str.empty())
+        return bad(v, path, "a non-empty file path");
+      out = resolve(v.as_string().str);
+    };
   }
 
   // Records a problem with the secret `v` at `path` without quoting its

@@ -100,8 +100,12 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   b.set_refused(sum.refused);
   b.set_permission_denied(sum.denied);
   if (auto* auth = g.sources.auth) {
-    b.set_unauthenticated(auth->unauthenticated.load());
-    b.set_permission_denied(sum.denied + auth->admin_denied.load());
+    // Refusals at the door are refusals too.
+    auto unauthenticated = auth->unauthenticated.load();
+    auto admin_denied = auth->admin_denied.load();
+    b.set_unauthenticated(unauthenticated);
+    b.set_permission_denied(sum.denied + admin_denied);
+    b.set_refused(sum.refused + unauthenticated + admin_denied);
   }
   b.set_buffered(sum.buffered);
   b.set_held_bytes(sum.buffered_bytes + group_bytes);

@@ -80,6 +80,16 @@ TEST(auth_config, secrets_from_a_file_the_environment_or_a_hash) {
   ASSERT_TRUE(relative.ok()) << relative.error().text;
   EXPECT_EQ(relative.value().auth.tokens[0].secret_sha256,
             tb::sha256_hex(secret));
+  // So do the [tls] files.
+  std::ofstream{dir / "tls.toml"}
+      << "[tls]\ncert = \"server.crt\"\nkey = \"keys/server.key\"\n"
+         "client_ca = \"/etc/ca.crt\"\n";
+  auto tls =
+      tb::load_config_file((dir / "tls.toml").string(), tb::policy_names{});
+  ASSERT_TRUE(tls.ok()) << tls.error().text;
+  EXPECT_EQ(tls.value().tls.cert, (dir / "server.crt").string());
+  EXPECT_EQ(tls.value().tls.key, (dir / "keys/server.key").string());
+  EXPECT_EQ(tls.value().tls.client_ca, "/etc/ca.crt");
   setenv("TB_AUTH_TEST_TOKEN", secret, 1);
   auto env = config_of("[[auth.tokens]]\nname = \"e\"\n"
                        "secret_env = \"TB_AUTH_TEST_TOKEN\"\n");

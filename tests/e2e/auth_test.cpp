@@ -28,6 +28,7 @@ TEST_F(AuthTest, NoTokenOrAWrongOneIsUnauthenticatedEverywhere) {
   }
   auto b = stats().broker();
   EXPECT_EQ(b.unauthenticated(), 6u);
+  EXPECT_EQ(b.refused(), 6u) << "refusals at the door count as refusals";
   // The secrets never reach the log; the refusals do.
   auto log = broker_->output();
   EXPECT_EQ(log.find("not-a-valid-token-at-all"), std::string::npos) << log;

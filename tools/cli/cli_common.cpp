@@ -95,14 +95,15 @@ std::unique_ptr<client::connection> connect(const connection_options& opts) {
     throw cli_failure(exit_usage, e.what());
   }
   if (!conn->wait_connected(opts.timeout))
-    throw cli_failure(
-        exit_unreachable,
-        "cannot connect to the broker at " + opts.server + " within " +
-            format_duration(opts.timeout.count()) +
-            (security.tls() ? " over TLS (is tinybroker running there with "
-                              "TLS? see --server, --ca, --cert and "
-                              "--tls-server-name)"
-                            : " (is tinybroker running there? see --server)"));
+    throw cli_failure(exit_unreachable,
+                      "cannot connect to the broker at " + opts.server +
+                          " within " + format_duration(opts.timeout.count()) +
+                          (security.tls()
+                               ? " over TLS (is tinybroker running there with "
+                                 "TLS? see --server, --ca, --cert and "
+                                 "--tls-server-name)"
+                               : " (is tinybroker running there? see --server; "
+                                 "if it speaks TLS, pass --ca)"));
   return conn;
 }
 
