@@ -153,7 +153,7 @@ TEST(CliAuth, BadSecuritySettingsAreUsageErrors) {
 }
 
 TEST(CliAuth, TlsAndMutualTlsFromFlagsOrVariables) {
-  auto certs = make_test_certs();
+  auto certs = make_fake_pki();
   fake_broker_options options = wanting_token();
   options.tls = true;
   options.certs = certs;
@@ -181,7 +181,7 @@ TEST(CliAuth, TlsAndMutualTlsFromFlagsOrVariables) {
   EXPECT_EQ(calls_with(broker, "/Publish", good_bearer, &total), 2);
   EXPECT_EQ(total, 2);
   for (auto& call : broker.calls())
-    EXPECT_EQ(call.client_cn, "tinybroker-test-client");
+    EXPECT_EQ(call.client_cn, "client-a");
 }
 
 } // namespace

@@ -95,7 +95,7 @@ TEST(ToolsAuth, PythonExampleSendsTheTokenOnUnaryCallsAndStreams) {
 }
 
 TEST(ToolsAuth, PythonExampleSpeaksMutualTlsFromFlagsOrVariables) {
-  auto certs = make_test_certs();
+  auto certs = make_fake_pki();
   fake_broker_options options = wanting_token();
   options.tls = true;
   options.certs = certs;
@@ -118,7 +118,7 @@ TEST(ToolsAuth, PythonExampleSpeaksMutualTlsFromFlagsOrVariables) {
   EXPECT_EQ(env, 0) << env_out;
   EXPECT_EQ(calls_with(broker, "/Publish", good_bearer), 2);
   for (auto& call : broker.calls())
-    EXPECT_EQ(call.client_cn, "tinybroker-test-client");
+    EXPECT_EQ(call.client_cn, "client-a");
   auto [bad, bad_out] = run_with_env(
       TINYBROKER_PYTHON3, python_env({}),
       python({"--server", broker.localhost_address(), "--ca",

@@ -22,8 +22,8 @@ constexpr auto patience = 10s;
 constexpr auto bearer = "Bearer s3cret-token";
 
 // The certificates, made once for every test here.
-const test_certs& certs() {
-  static const test_certs made = make_test_certs();
+const fake_pki& certs() {
+  static const fake_pki made = make_fake_pki();
   return made;
 }
 
@@ -168,7 +168,7 @@ TEST(ClientAuth, MutualTlsPresentsTheClientCertificate) {
   ASSERT_TRUE(publish_one(conn).ok());
   auto call = broker.wait_call("/Publish", patience);
   ASSERT_TRUE(call.has_value());
-  EXPECT_EQ(call->client_cn, "tinybroker-test-client");
+  EXPECT_EQ(call->client_cn, "client-a");
   EXPECT_EQ(call->authorization, bearer);
 }
 
@@ -186,7 +186,7 @@ TEST(ClientAuth, AsyncClientSpeaksMutualTlsWithTheToken) {
   auto call = broker.wait_call("/Session", patience);
   ASSERT_TRUE(call.has_value());
   EXPECT_EQ(call->authorization, bearer);
-  EXPECT_EQ(call->client_cn, "tinybroker-test-client");
+  EXPECT_EQ(call->client_cn, "client-a");
 }
 
 TEST(ClientAuth, AsyncClientGetsAForbiddenSubscribeAsPermissionDenied) {

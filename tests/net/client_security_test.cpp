@@ -170,7 +170,7 @@ TEST(ClientSecurity, MissingOrNonPemFilesAreClearErrorsOfMakeChannel) {
   EXPECT_EQ(error_of([&] { client::make_channel("127.0.0.1:1", options); }),
             "CA file \"" + options.ca_file +
                 "\" is not PEM (no \"-----BEGIN\" line)");
-  auto certs = make_test_certs();
+  auto certs = make_fake_pki();
   options.ca_file = certs.ca;
   options.cert_file = certs.client_cert;
   options.key_file = "/nonexistent/client.key";

@@ -9,6 +9,7 @@
 #include <grpcpp/support/proto_buffer_writer.h>
 #include <gtest/gtest.h>
 
+#include "../e2e/test_certs.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::test {
@@ -16,24 +17,6 @@ namespace tb::test {
 namespace {
 
 namespace pb = tinybroker::v1;
-
-// Makes the test PKI in its first argument (see make_test_certs).
-constexpr const char* cert_script = R"(set -e
-cd "$1"
-ec="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
-for ca in ca other-ca; do
-  openssl req -x509 $ec -keyout $ca.key -out $ca.pem -days 2 \
-    -subj "/CN=tinybroker test $ca" 2>/dev/null
-done
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' > server.ext
-printf 'extendedKeyUsage=clientAuth\n' > client.ext
-for who in server client; do
-  openssl req $ec -keyout $who.key -out $who.csr \
-    -subj "/CN=tinybroker-test-$who" 2>/dev/null
-  openssl x509 -req -in $who.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
-    -days 2 -extfile $who.ext -out $who.pem 2>/dev/null
-done
-)";
 
 // Returns the authorization metadata of `ctx`, if any.
 std::optional<std::string>
@@ -186,20 +169,17 @@ std::string read_text(const std::string& path) {
   return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
 }
 
-test_certs make_test_certs() {
-  char dir_template[] = "/tmp/tb-certs-XXXXXX";
-  test_certs certs;
-  certs.dir = mkdtemp(dir_template) != nullptr ? dir_template : "/nonexistent";
-  std::ofstream{certs.dir + "/make.sh"} << cert_script;
-  auto command = "bash " + certs.dir + "/make.sh " + certs.dir;
-  EXPECT_EQ(std::system(command.c_str()), 0) << "openssl failed";
-  certs.ca = certs.dir + "/ca.pem";
-  certs.other_ca = certs.dir + "/other-ca.pem";
-  certs.server_cert = certs.dir + "/server.pem";
-  certs.server_key = certs.dir + "/server.key";
-  certs.client_cert = certs.dir + "/client.pem";
-  certs.client_key = certs.dir + "/client.key";
-  return certs;
+fake_pki make_fake_pki() {
+  const auto& certs = shared_test_certs();
+  fake_pki pki;
+  pki.dir = certs.dir;
+  pki.ca = certs.path("ca.crt");
+  pki.other_ca = certs.path("other-ca.crt");
+  pki.server_cert = certs.path("server.crt");
+  pki.server_key = certs.path("server.key");
+  pki.client_cert = certs.path("client.crt");
+  pki.client_key = certs.path("client.key");
+  return pki;
 }
 
 fake_broker::fake_broker(fake_broker_options options)

@@ -1,7 +1,7 @@
 // A stand-in broker for the client security tests: an in-process gRPC
 // server that answers every Broker method, records the `authorization`
 // metadata of each call, and speaks TLS (optionally requiring a client
-// certificate) with certificates made by `make_test_certs`.
+// certificate) with certificates of `make_fake_pki`.
 
 #pragma once
 
@@ -18,10 +18,10 @@
 
 namespace tb::test {
 
-/// The PEM files of a test PKI in a fresh temporary directory: a CA, a
-/// server certificate for DNS:localhost and IP:127.0.0.1, a client
-/// certificate, and a second CA that signed neither.
-struct test_certs {
+/// The PEM files of the test PKI (tests/e2e/test_certs.hpp) the fake broker
+/// and its clients use: a CA, a server certificate for DNS:localhost and
+/// IP:127.0.0.1, a client certificate, and a second CA that signed neither.
+struct fake_pki {
   /// The directory holding the files.
   std::string dir;
   /// The CA certificate that signed the server and client certificates.
@@ -30,13 +30,12 @@ struct test_certs {
   std::string other_ca;
   /// The server's certificate and key.
   std::string server_cert, server_key;
-  /// The client's certificate (CN tinybroker-test-client) and key.
+  /// The client's certificate (CN client-a) and key.
   std::string client_cert, client_key;
 };
 
-/// Makes the test PKI with the `openssl` command; fails the test (and
-/// returns paths that do not exist) if that fails.
-test_certs make_test_certs();
+/// Returns the paths of the test PKI, made once per test process.
+fake_pki make_fake_pki();
 
 /// Returns the content of the file at `path` ("" if unreadable).
 std::string read_text(const std::string& path);
@@ -59,7 +58,7 @@ struct fake_broker_options {
   /// Serve TLS with these certificates (when `tls`).
   bool tls = false;
   /// The certificates for TLS.
-  test_certs certs;
+  fake_pki certs;
   /// Require and verify a client certificate (mutual TLS).
   bool require_client_cert = false;
   /// End the first Session stream with UNAVAILABLE when its first frame
