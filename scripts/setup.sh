@@ -142,6 +142,7 @@ case "$cmd" in
       -DTINYBROKER_BENCH=OFF
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
     export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
+    export LSAN_OPTIONS="suppressions=$root/tests/lsan.supp:print_suppressions=0"
     run_tests "$root/build-asan"
     ;;
   tsan)
