@@ -105,8 +105,9 @@ struct session_state {
   /// What the client's token allows (everything when auth is off; the
   /// unary publisher checks each call's own grant instead).
   access_grant grant;
-  /// The pattern of every subscription, fan-out and group, by id: a reload
-  /// that narrows the token's permissions ends those no longer allowed.
+  /// The pattern of every subscription, fan-out and group, by id (with
+  /// auth on only): a reload that narrows the token's permissions ends
+  /// those no longer allowed.
   std::unordered_map<uint64_t, std::string> patterns;
   /// When the session started.
   std::chrono::steady_clock::time_point started;

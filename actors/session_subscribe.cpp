@@ -81,7 +81,9 @@ void subscribe(session_pointer self, uint64_t request_id,
     queue_error(self, request_id, "subscribe", id, err);
     return;
   }
-  st.patterns.emplace(id, req.pattern());
+  // Only a reload can narrow a grant, and only with auth on.
+  if (st.grant.enforced)
+    st.patterns.emplace(id, req.pattern());
   if (!req.group().empty()) {
     join_group(self, request_id, req);
     return;

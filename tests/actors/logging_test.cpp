@@ -128,7 +128,7 @@ TEST_F(Logging, AStreamThatBrokeEndsTheSessionWithTheBridgesReason) {
 
 TEST_F(Logging, PublishersWithoutAStreamWriteNoSessionLines) {
   auto unary = sys.spawn(tb::session_actor_impl, context(), frame_sink_ptr{},
-                          tb::access_grant{});
+                         tb::access_grant{});
   self->send_exit(unary, caf::exit_reason::user_shutdown);
   run();
   EXPECT_FALSE(logs.contains("session closed"));
