@@ -35,8 +35,6 @@ struct broker_context {
   router_actor router;
   /// Per-session and per-message limits.
   limits_config limits;
-  /// The most topic routes one session caches.
-  std::size_t route_cache_size = 1024;
   /// How long an unused cached route lives in a session.
   std::chrono::milliseconds route_idle_timeout{60000};
   /// The broker-wide message id counter.

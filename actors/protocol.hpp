@@ -18,6 +18,7 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
+#include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/type_id.hpp>
 #include <caf/typed_actor.hpp>
@@ -26,31 +27,29 @@
 #include "actors/error.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
+#include "actors/routing/shared_chunks.hpp"
 #include "actors/stats_types.hpp"
 #include "auth/access_grant.hpp"
 
 // -- atoms --------------------------------------------------------------------
 
-/// Session -> router: give me the route of a topic (creating its actor).
+/// Session -> router: give me the routes of these topics (creating them).
 CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
-/// Router -> topic: a session caches your route; answer with it.
+/// Router -> topic shard: a session caches these routes; answer with them.
 CAF_ADD_ATOM(tinybroker, tb, attach_atom, "attach")
-/// Session -> router -> topic: a session no longer caches the route.
+/// Session -> router -> topic shard: a session no longer caches a route.
 CAF_ADD_ATOM(tinybroker, tb, detach_atom, "detach")
 /// Session -> router: add a fan-out subscription.
 CAF_ADD_ATOM(tinybroker, tb, sub_atom, "sub")
 /// Session -> router: remove a fan-out subscription.
 CAF_ADD_ATOM(tinybroker, tb, unsub_atom, "unsub")
-/// Router -> topic: route to one more subscription.
+/// Router -> topic shard: route the topics a pattern matches to one more
+/// subscription.
 CAF_ADD_ATOM(tinybroker, tb, add_dest_atom, "add_dest")
-/// Router -> topic: stop routing to a subscription.
+/// Router -> topic shard: stop routing to a subscription.
 CAF_ADD_ATOM(tinybroker, tb, del_dest_atom, "del_dest")
-/// Topic -> session: a new route for a cached topic.
+/// Topic shard -> session: a new route for a cached topic.
 CAF_ADD_ATOM(tinybroker, tb, route_atom, "route")
-/// Topic -> router: nobody uses me; router -> topic: then stop.
-CAF_ADD_ATOM(tinybroker, tb, idle_atom, "idle")
-/// Router -> topic: stop if still idle.
-CAF_ADD_ATOM(tinybroker, tb, stop_atom, "stop")
 /// Timer messages an actor sends itself.
 CAF_ADD_ATOM(tinybroker, tb, tick_atom, "tick")
 /// Publisher session -> subscriber session: a batch of fan-out deliveries.
@@ -98,9 +97,9 @@ CAF_ADD_ATOM(tinybroker, tb, delete_atom, "delete")
 CAF_ADD_ATOM(tinybroker, tb, list_atom, "list")
 /// Group -> publisher session: publish this dead letter.
 CAF_ADD_ATOM(tinybroker, tb, dlq_atom, "dlq")
-/// Router -> topic: route to one more group.
+/// Router -> topic shard: route the topics a pattern matches to a group.
 CAF_ADD_ATOM(tinybroker, tb, add_group_atom, "add_group")
-/// Router -> topic: stop routing to a group.
+/// Router -> topic shard: stop routing to a group.
 CAF_ADD_ATOM(tinybroker, tb, del_group_atom, "del_group")
 /// Timer of an actor's rate-limited log lines: report what was suppressed.
 CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
@@ -142,6 +141,11 @@ struct route_ref {
   }
 };
 
+/// Routes in one message: a resolve's answer, in the order of the request's
+/// topics (a null route is a topic refused by limits.max_topics), or the
+/// changed routes a shard pushes to one session.
+using route_list = std::vector<route_ref>;
+
 } // namespace tb
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::client_frame_ptr)
@@ -156,7 +160,7 @@ namespace tb {
 using session_actor = caf::typed_actor<
     caf::reacts_to<frame_atom, client_frame_ptr>, caf::reacts_to<writable_atom>,
     caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
-    caf::replies_to<route_atom, route_ref>::with<caf::ok_atom>,
+    caf::replies_to<route_atom, route_list>::with<caf::ok_atom>,
     caf::reacts_to<unary_atom, unary_call_ptr>, caf::reacts_to<tick_atom>,
     caf::replies_to<stats_atom>::with<session_stats>,
     caf::reacts_to<gdeliver_atom, group_delivery_batch>,
@@ -199,15 +203,31 @@ typename Inspector::result_type inspect(Inspector& f, fanout_target& x) {
   return f(caf::meta::type_name("fanout_target"), x.session, x.subscription_id);
 }
 
-/// Who gets the messages of one topic: the topic actor owns it, publishing
+/// The fan-out subscriptions of a route, in chunks shared between versions.
+using fanout_list = shared_chunks<fanout_target>;
+
+/// @relates fanout_list
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fanout_list& x) {
+  // Travels as a flat vector; loading rebuilds the chunks.
+  auto flat = x.to_vector();
+  auto rebuild = [&]() -> caf::error {
+    x = fanout_list::from_vector(std::move(flat));
+    return caf::none;
+  };
+  return f(caf::meta::type_name("fanout_list"), flat,
+           caf::meta::load_callback(rebuild));
+}
+
+/// Who gets the messages of one topic: its topic shard owns it, publishing
 /// sessions cache it and send straight to the destinations.
 struct route {
   /// The topic.
   std::string topic;
-  /// Bumped by the topic actor on every change.
+  /// Bumped by the topic shard on every change.
   uint64_t version = 0;
-  /// The fan-out subscriptions, sorted by session.
-  std::vector<fanout_target> fanout;
+  /// The fan-out subscriptions, in the order they were added.
+  fanout_list fanout;
   /// The consumer groups whose pattern matches.
   std::vector<group_actor> groups;
 
@@ -230,16 +250,37 @@ typename Inspector::result_type inspect(Inspector& f, route_ref& x) {
   return inspect_shared(f, x.ptr, "route_ref");
 }
 
-/// A topic: owns its route and pushes changes to the sessions caching it.
-using topic_actor = caf::typed_actor<
-    caf::replies_to<attach_atom, session_actor>::with<route_ref>,
-    caf::reacts_to<detach_atom, session_actor>,
-    caf::replies_to<add_dest_atom, fanout_target>::with<caf::ok_atom>,
-    caf::reacts_to<del_dest_atom, fanout_target>,
-    caf::replies_to<add_group_atom, group_actor>::with<caf::ok_atom>,
-    caf::reacts_to<del_group_atom, group_actor>,
-    caf::replies_to<stop_atom>::with<bool>, caf::reacts_to<tick_atom, uint64_t>,
-    caf::replies_to<stats_atom>::with<topic_stats>>;
+/// What a topic shard needs to create a topic it does not hold: the name
+/// and the subscriptions and groups whose patterns the router matched.
+struct topic_seed {
+  /// The topic.
+  std::string topic;
+  /// The matching fan-out subscriptions.
+  std::vector<fanout_target> fanout;
+  /// The matching groups.
+  std::vector<group_actor> groups;
+};
+
+/// @relates topic_seed
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
+  return f(caf::meta::type_name("topic_seed"), x.topic, x.fanout, x.groups);
+}
+
+/// Owns the routes of the topics whose names hash to it, and pushes each
+/// change to the sessions caching the route (see actors/topic_shard.hpp).
+using topic_shard_actor = caf::typed_actor<
+    caf::replies_to<attach_atom, std::vector<topic_seed>,
+                    session_actor>::with<route_list>,
+    caf::reacts_to<detach_atom, std::string, session_actor>,
+    caf::replies_to<add_dest_atom, std::string,
+                    fanout_target>::with<caf::ok_atom>,
+    caf::reacts_to<del_dest_atom, std::string, fanout_target>,
+    caf::replies_to<add_group_atom, std::string,
+                    group_actor>::with<caf::ok_atom>,
+    caf::reacts_to<del_group_atom, std::string, group_actor>,
+    caf::reacts_to<tick_atom>,
+    caf::replies_to<stats_atom, stats_query>::with<shard_view>>;
 
 /// An actor that answers the Stats view with its kind, name and mailbox;
 /// register one with `observe_atom` at the router to list it (spec 11).
@@ -251,10 +292,8 @@ using observable_actor =
 struct router_view {
   /// The router's counters.
   router_stats router;
-  /// The topics matching the query's pattern, the first `limit` by name.
-  std::vector<topic_actor> topics;
-  /// How many live topics match the pattern.
-  uint64_t topics_matched = 0;
+  /// The topic shards, each asked for its matching topics.
+  std::vector<topic_shard_actor> shards;
   /// Every group.
   std::vector<group_actor> groups;
   /// The registered extension actors that are alive.
@@ -266,18 +305,18 @@ struct router_view {
 /// @relates router_view
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_view& x) {
-  return f(caf::meta::type_name("router_view"), x.router, x.topics,
-           x.topics_matched, x.groups, x.extensions, x.ended_sessions);
+  return f(caf::meta::type_name("router_view"), x.router, x.shards, x.groups,
+           x.extensions, x.ended_sessions);
 }
 
 /// The router: owns the pattern trie and the directory of topic actors.
 using router_actor = caf::typed_actor<
-    caf::replies_to<resolve_atom, std::string, session_actor>::with<route_ref>,
+    caf::replies_to<resolve_atom, std::vector<std::string>,
+                    session_actor>::with<route_list>,
     caf::reacts_to<detach_atom, std::string, session_actor>,
     caf::replies_to<sub_atom, std::string, uint64_t,
                     session_actor>::with<caf::ok_atom>,
     caf::reacts_to<unsub_atom, uint64_t, session_actor>,
-    caf::reacts_to<idle_atom, std::string, topic_actor>,
     caf::replies_to<join_atom, std::string, std::string, session_actor,
                     member_spec>::with<group_actor>,
     caf::replies_to<create_atom, std::string, group_settings>::with<group_info>,
@@ -316,6 +355,10 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::stats_query))
 CAF_ADD_TYPE_ID(tinybroker, (tb::router_view))
 CAF_ADD_TYPE_ID(tinybroker, (tb::member_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::access_grant))
+CAF_ADD_TYPE_ID(tinybroker, (tb::topic_seed))
+CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::topic_seed>))
+CAF_ADD_TYPE_ID(tinybroker, (tb::route_list))
+CAF_ADD_TYPE_ID(tinybroker, (tb::shard_view))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -3,58 +3,74 @@
 #include <memory>
 #include <vector>
 
+#include "actors/routing/pattern.hpp"
 #include "actors/session_actor.hpp"
-#include "actors/topic_actor.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
 
 namespace {
 
-// Collects the fan-out targets and groups of every pattern matching `topic`.
-std::pair<std::vector<fanout_target>, std::vector<group_actor>>
-targets_for(router_state& st, const std::string& topic) {
+// Returns the seed of `topic`: the fan-out targets and groups of every
+// pattern matching it.
+topic_seed seed_for(router_state& st, std::string topic) {
   std::vector<uint64_t> keys;
   st.patterns.match(topic, keys);
-  std::pair<std::vector<fanout_target>, std::vector<group_actor>> result;
+  topic_seed seed;
+  seed.topic = std::move(topic);
   for (auto key : keys)
     if (auto i = st.subscriptions.find(key); i != st.subscriptions.end()) {
       if (i->second.group)
-        result.second.push_back(i->second.group);
+        seed.groups.push_back(i->second.group);
       else
-        result.first.push_back(i->second.target);
+        seed.fanout.push_back(i->second.target);
     }
-  return result;
+  return seed;
 }
 
-// Returns the topic actor for `name`, spawning it with its initial route.
-topic_actor topic_for(router_pointer self, const std::string& name) {
+// Answers the routes of `topics` for `session`: asks each shard for its
+// topics (with their seeds, in case a shard does not hold a topic yet) and
+// puts the answers back in the order of `topics`.
+caf::result<route_list> resolve(router_pointer self,
+                                std::vector<std::string> topics,
+                                session_actor session) {
   auto& st = self->state;
-  if (auto i = st.topics.find(name); i != st.topics.end())
-    return i->second;
-  auto first_version = ++st.spawned_topics << 32;
-  // Linked: when the router stops, its topics stop with it.
-  auto [fanout, groups] = targets_for(st, name);
-  auto topic = self->spawn<caf::linked>(topic_actor_impl, name,
-                                        caf::actor_cast<router_actor>(self),
-                                        std::move(fanout), std::move(groups),
-                                        st.topic_idle_timeout, first_version);
-  self->monitor(topic);
-  st.linked_children.insert(topic.address());
-  st.topics.emplace(name, topic);
-  st.topic_names.emplace(topic.address(), name);
-  st.topic_index.insert(name);
-  return topic;
-}
-
-// Forgets a topic actor that stopped or died.
-void forget_topic(router_state& st, const caf::actor_addr& addr) {
-  auto i = st.topic_names.find(addr);
-  if (i == st.topic_names.end())
-    return;
-  st.topic_index.erase(i->second);
-  st.topics.erase(i->second);
-  st.topic_names.erase(i);
+  std::vector<std::vector<topic_seed>> seeds(st.shards.size());
+  std::vector<std::vector<std::size_t>> positions(st.shards.size());
+  for (std::size_t i = 0; i < topics.size(); ++i) {
+    auto shard = std::hash<std::string_view>{}(topics[i]) % st.shards.size();
+    seeds[shard].push_back(seed_for(st, std::move(topics[i])));
+    positions[shard].push_back(i);
+  }
+  std::size_t asked = 0;
+  std::size_t only = 0;
+  for (std::size_t k = 0; k < seeds.size(); ++k)
+    if (!seeds[k].empty()) {
+      ++asked;
+      only = k;
+    }
+  if (asked == 1) // the usual case: one hop less
+    return self->delegate(st.shards[only], attach_atom_v,
+                          std::move(seeds[only]), std::move(session));
+  auto promise = self->make_response_promise<route_list>();
+  auto result = std::make_shared<route_list>(topics.size());
+  auto remaining = std::make_shared<std::size_t>(asked);
+  for (std::size_t k = 0; k < seeds.size(); ++k) {
+    if (seeds[k].empty())
+      continue;
+    self->request(st.shards[k], caf::infinite, attach_atom_v,
+                  std::move(seeds[k]), session)
+        .then(
+            [promise, result, remaining,
+             where = std::move(positions[k])](route_list& routes) mutable {
+              for (std::size_t i = 0; i < routes.size(); ++i)
+                (*result)[where[i]] = std::move(routes[i]);
+              if (--*remaining == 0)
+                promise.deliver(std::move(*result));
+            },
+            [promise](caf::error& err) mutable { promise.deliver(err); });
+  }
+  return promise;
 }
 
 // Adds a subscription and answers once every matching topic confirmed.
@@ -72,19 +88,9 @@ caf::result<caf::ok_atom> subscribe(router_pointer self, std::string pattern,
   st.patterns.insert(pattern, key);
   fanout_target target{session, subscription_id};
   st.subscriptions.emplace(key, router_subscription{pattern, target, {}});
-  auto affected = topics_matching(st, pattern);
-  if (affected.empty())
-    return caf::ok_atom_v;
   auto promise = self->make_response_promise<caf::ok_atom>();
-  auto remaining = std::make_shared<size_t>(affected.size());
-  auto count_down = [promise, remaining]() mutable {
-    if (--*remaining == 0)
-      promise.deliver(caf::ok_atom_v);
-  };
-  for (auto& topic : affected)
-    self->request(topic, caf::infinite, add_dest_atom_v, target)
-        .then([count_down](caf::ok_atom) mutable { count_down(); },
-              [count_down](caf::error&) mutable { count_down(); });
+  request_shards(self, pattern, add_dest_atom_v, target,
+                 [promise]() mutable { promise.deliver(caf::ok_atom_v); });
   return promise;
 }
 
@@ -110,11 +116,11 @@ void unsubscribe(router_pointer self, const caf::actor_addr& session,
   auto sub = std::move(entry->second);
   st.subscriptions.erase(entry);
   st.patterns.erase(sub.pattern, key);
-  for (auto& topic : topics_matching(st, sub.pattern))
-    self->send(topic, del_dest_atom_v, sub.target);
+  for (auto& shard : shards_for(st, sub.pattern))
+    self->send(shard, del_dest_atom_v, sub.pattern, sub.target);
 }
 
-// Drops every subscription of a session that ended. Its topics drop it
+// Drops every subscription of a session that ended. The shards drop it
 // through their own monitors.
 void forget_session(router_state& st, const caf::actor_addr& session) {
   auto i = st.keys_by_session.find(session);
@@ -132,23 +138,24 @@ void forget_session(router_state& st, const caf::actor_addr& session) {
 
 } // namespace
 
-std::vector<topic_actor> topics_matching(router_state& st,
-                                         const std::string& pattern) {
-  std::vector<topic_actor> result;
-  st.topic_index.for_each_match(pattern, [&](const std::string& name) {
-    result.push_back(st.topics.at(name));
-  });
-  return result;
+const topic_shard_actor& shard_of(const router_state& st,
+                                  std::string_view topic) {
+  return st.shards[std::hash<std::string_view>{}(topic) % st.shards.size()];
+}
+
+std::vector<topic_shard_actor> shards_for(const router_state& st,
+                                          const std::string& pattern) {
+  if (is_literal_pattern(pattern))
+    return {shard_of(st, pattern)};
+  return st.shards;
 }
 
 router_actor::behavior_type router_actor_impl(router_pointer self,
                                               router_settings settings) {
   auto& st = self->state;
-  st.topic_idle_timeout = settings.topic_idle_timeout;
   st.auto_create_groups = settings.auto_create_groups;
   st.group_defaults = settings.group_defaults;
   st.names = settings.session_context.names();
-  st.max_topics = settings.session_context.limits.max_topics;
   st.max_groups = settings.session_context.limits.max_groups;
   auto session_ctx = settings.session_context;
   session_ctx.router = caf::actor_cast<router_actor>(self);
@@ -160,18 +167,26 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   st.group_ctx.dead_letters = self->spawn<caf::linked>(
       session_actor_impl, session_ctx, frame_sink_ptr{}, access_grant{});
   st.linked_children.insert(st.group_ctx.dead_letters.address());
+  // Linked: the shards stop with the router.
+  st.quota =
+      std::make_shared<topic_quota>(settings.session_context.limits.max_topics);
+  for (std::size_t i = 0; i < std::max<std::size_t>(settings.topic_shards, 1);
+       ++i) {
+    auto shard = self->spawn<caf::linked>(
+        topic_shard_impl, settings.topic_idle_timeout, st.quota);
+    st.linked_children.insert(shard.address());
+    st.shards.push_back(std::move(shard));
+  }
   // A child's exit is handled by its down message (or ignored); any other
   // exit (the broker stopping) stops the router and, through the links,
-  // its topics, groups and dead letter publisher.
+  // its shards, groups and dead letter publisher.
   self->set_exit_handler([self](caf::exit_msg& msg) {
     if (self->state.linked_children.erase(msg.source) == 0)
       self->quit(msg.reason);
   });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    if (st.topic_names.count(msg.source) != 0)
-      forget_topic(st, msg.source);
-    else if (st.group_names.count(msg.source) != 0)
+    if (st.group_names.count(msg.source) != 0)
       forget_group(self, msg.source);
     else if (st.extensions.erase(msg.source) != 0)
       return;
@@ -179,23 +194,13 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       forget_session(st, msg.source);
   });
   return {
-      [self](resolve_atom, const std::string& name,
-             session_actor session) -> caf::result<route_ref> {
-        auto& st = self->state;
-        if (st.topics.size() >= st.max_topics && st.topics.count(name) == 0)
-          return make_caf_error(
-              ec::limit_exceeded,
-              "topic \"" + name +
-                  "\" would be one more than limits.max_topics = " +
-                  std::to_string(st.max_topics) +
-                  " live topics (idle topics expire after topic_idle_timeout)");
-        auto topic = topic_for(self, name);
-        return self->delegate(topic, attach_atom_v, std::move(session));
+      [self](resolve_atom, std::vector<std::string>& topics,
+             session_actor session) {
+        return resolve(self, std::move(topics), std::move(session));
       },
-      [self](detach_atom, const std::string& name, session_actor session) {
-        auto& st = self->state;
-        if (auto i = st.topics.find(name); i != st.topics.end())
-          self->send(i->second, detach_atom_v, std::move(session));
+      [self](detach_atom, std::string& name, session_actor session) {
+        auto& shard = shard_of(self->state, name);
+        self->send(shard, detach_atom_v, std::move(name), std::move(session));
       },
       [self](sub_atom, std::string pattern, uint64_t subscription_id,
              session_actor session) -> caf::result<caf::ok_atom> {
@@ -204,23 +209,6 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       },
       [self](unsub_atom, uint64_t subscription_id, session_actor session) {
         unsubscribe(self, session.address(), subscription_id);
-      },
-      [self](idle_atom, const std::string& name, topic_actor topic) {
-        auto& st = self->state;
-        auto i = st.topics.find(name);
-        if (i == st.topics.end() || i->second != topic)
-          return;
-        // Awaiting keeps every other request (a resolve, a subscribe) from
-        // reaching the topic between its last check and its exit.
-        self->request(topic, caf::infinite, stop_atom_v)
-            .await(
-                [self, addr = topic.address()](bool stopped) {
-                  if (stopped)
-                    forget_topic(self->state, addr);
-                },
-                [self, addr = topic.address()](caf::error&) {
-                  forget_topic(self->state, addr);
-                });
       },
       [self](join_atom, std::string group, std::string pattern,
              session_actor session, member_spec& spec) {
@@ -236,7 +224,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](list_atom) { return list_groups(self); },
       [self](stats_atom) {
         auto& st = self->state;
-        return router_stats{st.topics.size(), st.subscriptions.size(),
+        return router_stats{st.quota->live(), st.subscriptions.size(),
                             st.keys_by_session.size(), st.groups.size(),
                             mailbox_length(self)};
       },

@@ -1,19 +1,25 @@
-// The router: owns the pattern trie and the directory of topic actors.
+// The router: owns the pattern trie and the topic shards.
 //
 // Wildcards are resolved when a topic or a subscription appears, never per
-// message: a new topic actor starts with the subscriptions the trie matches,
-// and a new subscription is added to every existing topic it matches (found
-// through a topic trie, not a scan). A subscribe is answered only after every
-// affected topic has updated the route caches of its publishers, so every
-// message accepted after the confirm reaches the new subscription.
+// message: a new topic starts with the subscriptions the trie matches, and a
+// new subscription is added to every existing topic it matches (each shard
+// finds its own through a topic trie, not a scan). A subscribe is answered
+// only after every affected shard has updated the route caches of its
+// publishers, so every message accepted after the confirm reaches the new
+// subscription.
 //
-//   session --sub--> router --add_dest--> topic --route--> publisher sessions
+//   session --sub--> router --add_dest--> shard --route--> publisher sessions
 //        <---ok-----       <----ok-------       <---ok----
+//
+// A topic belongs to the shard its name hashes to. A literal pattern goes to
+// that shard only; a wildcard pattern goes to every shard.
 
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -24,7 +30,7 @@
 #include "actors/group_actor.hpp"
 #include "actors/protocol.hpp"
 #include "actors/routing/sublist.hpp"
-#include "actors/routing/topic_tree.hpp"
+#include "actors/topic_shard.hpp"
 
 namespace tb {
 
@@ -52,6 +58,8 @@ struct router_group {
 struct router_settings {
   /// How long a topic with no subscribers and no publishers lives on.
   std::chrono::milliseconds topic_idle_timeout{60000};
+  /// The number of topic shards.
+  std::size_t topic_shards = 4;
   /// Whether joining an unknown group creates it with `group_defaults`.
   bool auto_create_groups = true;
   /// Settings of auto-created groups (and of omitted settings).
@@ -75,11 +83,12 @@ struct router_state {
   /// Subscription keys by session and subscription id.
   std::unordered_map<caf::actor_addr, std::unordered_map<uint64_t, uint64_t>>
       keys_by_session;
-  /// Live topic actors by name.
-  std::unordered_map<std::string, topic_actor> topics;
-  /// Topic names by actor, to tell a stale down message from a live topic.
-  std::unordered_map<caf::actor_addr, std::string> topic_names;
-  /// Topics and groups linked to the router whose exit message is due.
+  /// The topic shards; a topic belongs to `shards[hash(name) % size]`.
+  std::vector<topic_shard_actor> shards;
+  /// The live topics of all shards, against limits.max_topics.
+  std::shared_ptr<topic_quota> quota;
+  /// Topic shards, groups and the dead letter publisher linked to the router
+  /// whose exit message is due.
   std::unordered_set<caf::actor_addr> linked_children;
   /// Consumer groups by name.
   std::unordered_map<std::string, router_group> groups;
@@ -93,19 +102,10 @@ struct router_state {
   group_settings group_defaults;
   /// Limits of topic and pattern names.
   name_limits names;
-  /// The most live topics (`limits.max_topics`).
-  std::size_t max_topics = SIZE_MAX;
   /// The most groups (`limits.max_groups`).
   std::size_t max_groups = SIZE_MAX;
-  /// The live topic names as a token trie, for matching new patterns.
-  topic_tree topic_index;
   /// The next subscription key.
   uint64_t next_key = 1;
-  /// Topic actors spawned so far; each starts its route versions at
-  /// `spawned_topics << 32`, above any version of an earlier incarnation.
-  uint64_t spawned_topics = 0;
-  /// How long a topic with no subscribers and no publishers lives on.
-  std::chrono::milliseconds topic_idle_timeout{60000};
   /// The counters of every session that ended (buffers are 0 by then).
   session_stats ended_sessions;
   /// Extension actors listed in the Stats view, by address.
@@ -121,9 +121,31 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
 
 // -- internals shared by the router's source files ----------------------------
 
-/// Returns the topic names the pattern matches among the live topics.
-std::vector<topic_actor> topics_matching(router_state& st,
-                                         const std::string& pattern);
+/// Returns the shard that holds `topic`.
+const topic_shard_actor& shard_of(const router_state& st,
+                                  std::string_view topic);
+
+/// Returns the shards that may hold topics `pattern` matches: the one of a
+/// literal pattern, all for a wildcard.
+std::vector<topic_shard_actor> shards_for(const router_state& st,
+                                          const std::string& pattern);
+
+/// Asks each shard for `pattern` to handle `(atom, pattern, arg)` and calls
+/// `done()` once all answered (a failed shard counts as answered).
+template <class Atom, class Arg>
+void request_shards(router_pointer self, const std::string& pattern, Atom atom,
+                    const Arg& arg, std::function<void()> done) {
+  auto shards = shards_for(self->state, pattern);
+  auto remaining = std::make_shared<std::size_t>(shards.size());
+  auto count_down = [done = std::move(done), remaining] {
+    if (--*remaining == 0)
+      done();
+  };
+  for (auto& shard : shards)
+    self->request(shard, caf::infinite, atom, pattern, arg)
+        .then([count_down](caf::ok_atom) { count_down(); },
+              [count_down](caf::error&) { count_down(); });
+}
 
 /// Creates a group, or answers with the existing one if identical.
 caf::result<group_info> create_group(router_pointer self, std::string name,

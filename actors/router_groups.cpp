@@ -78,20 +78,8 @@ group_actor spawn_group(router_pointer self, const std::string& name,
   st.patterns.insert(settings.pattern, key);
   st.subscriptions.emplace(key,
                            router_subscription{settings.pattern, {}, group});
-  auto affected = topics_matching(st, settings.pattern);
-  if (affected.empty()) {
-    ready(group);
-    return group;
-  }
-  auto remaining = std::make_shared<size_t>(affected.size());
-  auto count_down = [remaining, ready, group]() mutable {
-    if (--*remaining == 0)
-      ready(group);
-  };
-  for (auto& topic : affected)
-    self->request(topic, caf::infinite, add_group_atom_v, group)
-        .then([count_down](caf::ok_atom) mutable { count_down(); },
-              [count_down](caf::error&) mutable { count_down(); });
+  request_shards(self, settings.pattern, add_group_atom_v, group,
+                 [ready, group]() mutable { ready(group); });
   return group;
 }
 
@@ -218,8 +206,8 @@ void forget_group(router_pointer self, const caf::actor_addr& addr) {
   auto entry = st.groups.at(i->second);
   st.patterns.erase(entry.settings.pattern, entry.key);
   st.subscriptions.erase(entry.key);
-  for (auto& topic : topics_matching(st, entry.settings.pattern))
-    self->send(topic, del_group_atom_v, entry.handle);
+  for (auto& shard : shards_for(st, entry.settings.pattern))
+    self->send(shard, del_group_atom_v, entry.settings.pattern, entry.handle);
   st.groups.erase(i->second);
   st.group_names.erase(i);
 }

@@ -247,7 +247,7 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 access_grant grant) {
   auto& st = self->state;
   st.grant = std::move(grant);
-  st.routes = route_cache{ctx.route_cache_size};
+  st.routes = route_cache{ctx.limits.max_routes_per_session};
   st.deliveries = delivery_buffer{ctx.limits.subscription_buffer,
                                   ctx.limits.max_session_buffered_bytes};
   st.ctx = std::move(ctx);
@@ -288,8 +288,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
           st.logs.lost(st.deliveries.take_new_losses(), self->clock().now());
         flush(self);
       },
-      [self](route_atom, const route_ref& route) {
-        self->state.routes.update(route);
+      [self](route_atom, const route_list& routes) {
+        for (auto& route : routes)
+          self->state.routes.update(route);
         return caf::ok_atom_v;
       },
       [self](unary_atom, const unary_call_ptr& call) {

@@ -112,7 +112,7 @@ struct session_state {
   /// When the session started.
   std::chrono::steady_clock::time_point started;
   /// Routes of the topics this session publishes to.
-  route_cache routes{1024};
+  route_cache routes{1};
   /// Fan-out subscriptions and their unwritten deliveries.
   delivery_buffer deliveries{65536, 64u << 20};
   /// Group memberships by subscription id.

@@ -272,8 +272,7 @@ make_publish_job(session_state& st,
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
   auto& st = self->state;
   ++st.publishing;
-  // In the order of first appearance: the router creates topics in that
-  // order, so when limits.max_topics is reached, the later ones are refused.
+  // The topics without a cached route, each once.
   std::unordered_set<std::string_view> seen;
   std::vector<std::string> missing;
   for (auto& msg : job->accepted)
@@ -285,26 +284,43 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
     return;
   }
   // Awaiting holds back every later message of this session, so that the
-  // batch is routed before anything the client sends after it.
-  job->pending_lookups = missing.size();
-  for (auto& topic : missing) {
-    self->request(st.ctx.router, caf::infinite, resolve_atom_v, topic,
-                  caf::actor_cast<session_actor>(self))
-        .await(
-            [self, job](route_ref& route) {
-              cache_route(self, route);
-              job->resolved.emplace(route->topic, route);
-              if (--job->pending_lookups == 0)
-                route_and_confirm(self, job);
-            },
-            [self, job, topic](caf::error& err) {
-              // The topic stays unresolved: its messages are refused below
-              // with the router's reason (a limit, or a failure).
+  // batch is routed before anything the client sends after it. One lookup
+  // for all missing topics: one round trip, however many there are.
+  job->pending_lookups = 1;
+  auto topics = missing;
+  self->request(st.ctx.router, caf::infinite, resolve_atom_v, std::move(topics),
+                caf::actor_cast<session_actor>(self))
+      .await(
+          [self, job, missing](route_list& routes) {
+            auto& st = self->state;
+            for (std::size_t i = 0; i < missing.size(); ++i) {
+              if (i >= routes.size() || !routes[i].ptr) {
+                // Refused: the shard held limits.max_topics topics.
+                job->lookup_errors.emplace(
+                    missing[i],
+                    make_error_info(
+                        ec::limit_exceeded,
+                        "topic \"" + missing[i] +
+                            "\" would be one more than limits.max_topics = " +
+                            std::to_string(st.ctx.limits.max_topics) +
+                            " live topics (idle topics expire after "
+                            "topic_idle_timeout)"));
+                continue;
+              }
+              cache_route(self, routes[i]);
+              job->resolved.emplace(missing[i], std::move(routes[i]));
+            }
+            job->pending_lookups = 0;
+            route_and_confirm(self, job);
+          },
+          [self, job, missing](caf::error& err) {
+            // The topics stay unresolved: their messages are refused below
+            // with the router's reason.
+            for (auto& topic : missing)
               job->lookup_errors.emplace(topic, to_error_info(err));
-              if (--job->pending_lookups == 0)
-                route_and_confirm(self, job);
-            });
-  }
+            job->pending_lookups = 0;
+            route_and_confirm(self, job);
+          });
 }
 
 } // namespace tb

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <caf/meta/type_name.hpp>
 
@@ -36,7 +37,7 @@ struct topic_stats {
   uint64_t cachers = 0;
   /// Groups it routes to.
   uint64_t groups = 0;
-  /// Messages waiting in its mailbox.
+  /// Messages waiting in its shard's mailbox.
   uint64_t mailbox = 0;
 };
 
@@ -49,7 +50,7 @@ typename Inspector::result_type inspect(Inspector& f, topic_stats& x) {
 
 /// Counters the router reports.
 struct router_stats {
-  /// Live topic actors.
+  /// Live topics, over all topic shards.
   uint64_t topics = 0;
   /// Live subscriptions in the pattern trie.
   uint64_t subscriptions = 0;
@@ -158,6 +159,26 @@ struct stats_query {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, stats_query& x) {
   return f(caf::meta::type_name("stats_query"), x.topic_pattern, x.limit);
+}
+
+/// A topic shard's answer to a Stats query.
+struct shard_view {
+  /// The shard's topics matching the query's pattern, the first `limit` by
+  /// name.
+  std::vector<topic_stats> topics;
+  /// How many of its live topics match the pattern.
+  uint64_t matched = 0;
+  /// Its live topics.
+  uint64_t live = 0;
+  /// Messages waiting in its mailbox.
+  uint64_t mailbox = 0;
+};
+
+/// @relates shard_view
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_view& x) {
+  return f(caf::meta::type_name("shard_view"), x.topics, x.matched, x.live,
+           x.mailbox);
 }
 
 } // namespace tb

@@ -110,6 +110,10 @@ struct limits_config {
   /// The most live topics; publishing to a new topic beyond it is refused
   /// (idle topics expire after `topic_idle_timeout`).
   std::size_t max_topics = 1'000'000;
+  /// The most topic routes one publishing session caches; a session that
+  /// publishes to more topics looks the others up again (a router round
+  /// trip each).
+  std::size_t max_routes_per_session = 131'072;
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -118,12 +122,14 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.max_publish_batch, x.subscription_buffer,
                   x.max_subscriptions_per_session, x.max_session_buffered_bytes,
                   x.max_in_flight_per_session, x.max_frame_messages,
-                  x.max_sessions, x.max_groups, x.max_topics) ==
+                  x.max_sessions, x.max_groups, x.max_topics,
+                  x.max_routes_per_session) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.subscription_buffer,
                   y.max_subscriptions_per_session, y.max_session_buffered_bytes,
                   y.max_in_flight_per_session, y.max_frame_messages,
-                  y.max_sessions, y.max_groups, y.max_topics);
+                  y.max_sessions, y.max_groups, y.max_topics,
+                  y.max_routes_per_session);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

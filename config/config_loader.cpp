@@ -81,7 +81,8 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"max_frame_messages", r.count(lim.max_frame_messages, 1)},
        {"max_sessions", r.count(lim.max_sessions, 1)},
        {"max_groups", r.count(lim.max_groups, 1)},
-       {"max_topics", r.count(lim.max_topics, 1)}});
+       {"max_topics", r.count(lim.max_topics, 1)},
+       {"max_routes_per_session", r.count(lim.max_routes_per_session, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});
@@ -405,7 +406,8 @@ std::string describe(const broker_config& cfg) {
      << l.max_in_flight_per_session << " in flight, "
      << format_scaled(l.max_session_buffered_bytes, size_units)
      << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
-     << " groups, " << l.max_topics << " topics"
+     << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session
+     << " cached routes per session"
      << "\ngroups: auto_create " << cfg.auto_create_groups << ", "
      << cfg.groups.size() << " declared";
   group("group defaults", cfg.group_defaults);

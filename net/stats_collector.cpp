@@ -36,7 +36,9 @@ struct gathering {
   std::vector<std::pair<session_actor, session_stats>> sessions;
   std::vector<session_stats> publishers;
   std::vector<std::pair<caf::actor_id, actor_stats>> extensions;
-  std::vector<std::pair<caf::actor_id, std::string>> topic_ids;
+  uint64_t topics_matched = 0;
+  // The shards' actor ids and mailboxes, in shard order.
+  std::vector<std::pair<caf::actor_id, uint64_t>> shards;
   std::vector<std::pair<caf::actor_id, std::string>> group_ids;
   size_t outstanding = 0;
 };
@@ -125,9 +127,12 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
 // Fills the lists: filtered, sorted by name, cut to the limit.
 void fill_lists(gathering& g, pb::StatsReply& reply) {
   auto& req = g.request;
+  // Each shard listed its first `limit` topics by name: merged, the first
+  // `limit` of all of them are among those.
   std::sort(g.topics.begin(), g.topics.end(),
             [](auto& x, auto& y) { return x.name < y.name; });
-  reply.set_topics_matched(g.view.topics_matched);
+  g.topics.resize(std::min<size_t>(g.topics.size(), g.limit));
+  reply.set_topics_matched(g.topics_matched);
   for (auto& t : g.topics) {
     auto* out = reply.add_topics();
     out->set_name(t.name);
@@ -188,10 +193,11 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
     return;
   add_actor(reply, "router", "router", g.view.router.mailbox,
             g.sources.router.id());
-  for (auto& t : g.topics)
-    for (auto& [id, name] : g.topic_ids)
-      if (name == t.name)
-        add_actor(reply, "topic", t.name, t.mailbox, id);
+  for (size_t i = 0; i < g.shards.size(); ++i)
+    add_actor(reply, "topic_shard",
+              "topics " + std::to_string(i + 1) + "/" +
+                  std::to_string(g.shards.size()),
+              g.shards[i].second, g.shards[i].first);
   for (auto* info : groups)
     for (auto& [id, name] : g.group_ids)
       if (name == info->name)
@@ -225,18 +231,22 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
     }
   };
   auto& view = g->view;
-  g->outstanding = 1 + view.topics.size() + view.groups.size() +
+  g->outstanding = 1 + view.shards.size() + view.groups.size() +
                    view.extensions.size() + g->sources.sessions.size() +
                    g->sources.publishers.size();
   auto ignore = [answered](caf::error&) {
     answered();
   };
-  for (auto& topic : view.topics)
-    self->request(topic, ask_timeout, stats_atom_v)
+  g->shards.resize(view.shards.size());
+  auto query = stats_query{g->request.topic_pattern(), g->limit};
+  for (size_t i = 0; i < view.shards.size(); ++i)
+    self->request(view.shards[i], ask_timeout, stats_atom_v, query)
         .then(
-            [g, answered, id = topic.id()](topic_stats& s) {
-              g->topic_ids.emplace_back(id, s.name);
-              g->topics.push_back(std::move(s));
+            [g, answered, i, id = view.shards[i].id()](shard_view& s) {
+              g->shards[i] = {id, s.mailbox};
+              g->topics_matched += s.matched;
+              for (auto& t : s.topics)
+                g->topics.push_back(std::move(t));
               answered();
             },
             ignore);

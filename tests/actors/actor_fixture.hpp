@@ -31,7 +31,7 @@
 #include "actors/protocol.hpp"
 #include "actors/router_actor.hpp"
 #include "actors/session_actor.hpp"
-#include "actors/topic_actor.hpp"
+#include "actors/topic_shard.hpp"
 #include "tests/actors/client_frames.hpp"
 #include "tinybroker.pb.h"
 
@@ -201,14 +201,15 @@ protected:
     router = sys.spawn(tb::router_actor_impl, settings);
   }
 
-  /// Stops every session, topic and the router, so the system can shut down.
+  /// Stops every session, topic shard and the router, so the system can shut
+  /// down.
   ~actor_test() override {
     run();
     for (auto& session : sessions_)
       self->send_exit(session, caf::exit_reason::user_shutdown);
     if (!terminated(router)) {
-      for (auto& [name, topic] : deref<tb::router_state>(router).topics)
-        self->send_exit(topic, caf::exit_reason::user_shutdown);
+      for (auto& shard : deref<tb::router_state>(router).shards)
+        self->send_exit(shard, caf::exit_reason::user_shutdown);
       self->send_exit(router, caf::exit_reason::user_shutdown);
     }
     run();
@@ -286,11 +287,24 @@ protected:
     return query<tb::router_stats>(router, tb::stats_atom_v);
   }
 
-  /// Returns the live topic actor of `name`, or an invalid handle.
-  tb::topic_actor topic(const std::string& name) {
-    auto& topics = deref<tb::router_state>(router).topics;
+  /// Returns the shard that holds the topic `name`.
+  tb::topic_shard_actor shard_of(const std::string& name) {
+    return tb::shard_of(deref<tb::router_state>(router), name);
+  }
+
+  /// Returns the live topic `name` in its shard, or null.
+  const tb::shard_topic* topic(const std::string& name) {
+    auto& topics = deref<tb::topic_shard_state>(shard_of(name)).topics;
     auto i = topics.find(name);
-    return i != topics.end() ? i->second : tb::topic_actor{};
+    return i != topics.end() ? &i->second : nullptr;
+  }
+
+  /// Returns the number of live topics over all shards.
+  std::size_t live_topics() {
+    std::size_t result = 0;
+    for (auto& shard : deref<tb::router_state>(router).shards)
+      result += deref<tb::topic_shard_state>(shard).topics.size();
+    return result;
   }
 
   /// Returns the counters of a session.

@@ -47,25 +47,27 @@ TEST_F(Limits, APublishToOneTopicBeyondMaxTopicsIsRefusedAlone) {
   auto pub = spawn_session();
   auto sub = spawn_session();
   subscribe(sub, 1, ">");
-  send_frame(
-      pub, publish_frame(next_request_id(),
-                         {make_message("t.1", "a"), make_message("t.2", "b"),
-                          make_message("t.3", "c"), make_message("t.1", "d")}));
+  // Within one batch, the shards decide in their own order which new topic
+  // is one too many; across batches, the later one is refused.
+  send_frame(pub, publish_frame(next_request_id(), {make_message("t.1", "a"),
+                                                    make_message("t.2", "b")}));
+  send_frame(pub, publish_frame(next_request_id(), {make_message("t.3", "c"),
+                                                    make_message("t.1", "d")}));
   run();
   auto confirms = pub.sink->of_kind(kind::kPublishConfirm);
-  ASSERT_EQ(confirms.size(), 1u);
-  auto& results = confirms[0].publish_confirm().results();
-  ASSERT_EQ(results.size(), 4);
-  EXPECT_FALSE(results[0].has_error());
-  EXPECT_FALSE(results[1].has_error());
-  EXPECT_EQ(results[2].error().code(), resource_exhausted);
-  EXPECT_EQ(results[2].error().reason(), "limit_exceeded");
-  EXPECT_NE(results[2].error().message().find("max_topics = 2"),
+  ASSERT_EQ(confirms.size(), 2u);
+  for (auto& result : confirms[0].publish_confirm().results())
+    EXPECT_FALSE(result.has_error());
+  auto& results = confirms[1].publish_confirm().results();
+  ASSERT_EQ(results.size(), 2);
+  EXPECT_EQ(results[0].error().code(), resource_exhausted);
+  EXPECT_EQ(results[0].error().reason(), "limit_exceeded");
+  EXPECT_NE(results[0].error().message().find("limits.max_topics"),
             std::string::npos);
-  EXPECT_FALSE(results[3].has_error());
+  EXPECT_FALSE(results[1].has_error());
   EXPECT_EQ(payloads_of(sub.sink->deliveries()),
             (std::vector<std::string>{"a", "b", "d"}));
-  EXPECT_EQ(router_stats().topics, 2u);
+  EXPECT_EQ(live_topics(), 2u);
 }
 
 TEST_F(Limits, CreatingOrAutoCreatingAGroupBeyondMaxGroupsIsRefused) {

@@ -17,11 +17,12 @@ class RouterTopic : public actor_test {
 protected:
   /// Returns the topic's counters; the topic must be live.
   tb::topic_stats topic_stats(const std::string& name) {
-    auto hdl = topic(name);
-    EXPECT_TRUE(hdl) << "no topic actor for " << name;
-    if (!hdl)
+    auto view = query<tb::shard_view>(shard_of(name), tb::stats_atom_v,
+                                      tb::stats_query{name, 1});
+    EXPECT_EQ(view.topics.size(), 1u) << "no topic " << name;
+    if (view.topics.empty())
       return {};
-    return query<tb::topic_stats>(hdl, tb::stats_atom_v);
+    return view.topics[0];
   }
 
   /// Returns the results of the last confirm `session` received.
@@ -67,10 +68,10 @@ TEST_F(RouterTopic, WildcardSubscriptionReceivesOnlyMatchingTopics) {
 
 TEST_F(RouterTopic, TopicAppearingAfterWildcardSubscriptionRoutesToIt) {
   subscribe(sub, 1, "orders.>");
-  EXPECT_EQ(router_stats().topics, 0u);
+  EXPECT_EQ(live_topics(), 0u);
   publish(pub, "orders.eu.created", 2);
   EXPECT_EQ(sub.sink->payloads(), (strings{"m0", "m1"}));
-  EXPECT_EQ(router_stats().topics, 1u);
+  EXPECT_EQ(live_topics(), 1u);
   EXPECT_EQ(topic_stats("orders.eu.created").destinations, 1u);
 }
 
@@ -84,9 +85,10 @@ TEST_F(RouterTopic, SubscribeUpdatesPublisherCacheBeforeSubscribedIsWritten) {
     checked = true;
     auto* cached = deref<tb::session_state>(pub.hdl).routes.find("orders.eu");
     ASSERT_NE(cached, nullptr);
-    ASSERT_EQ((*cached)->fanout.size(), 1u);
-    EXPECT_EQ((*cached)->fanout[0].session, sub.hdl);
-    EXPECT_EQ((*cached)->fanout[0].subscription_id, 1u);
+    auto fanout = (*cached)->fanout.to_vector();
+    ASSERT_EQ(fanout.size(), 1u);
+    EXPECT_EQ(fanout[0].session, sub.hdl);
+    EXPECT_EQ(fanout[0].subscription_id, 1u);
   };
   subscribe(sub, 1, "orders.*");
   EXPECT_TRUE(checked) << "no Subscribed frame";
@@ -178,34 +180,34 @@ TEST_F(RouterTopic, LateRouteUpdateDoesNotHideALaterSubscriber) {
 
 TEST_F(RouterTopic, UnusedTopicExpiresAfterPublisherSweepsItsRoute) {
   publish(pub, "t.idle");
-  EXPECT_EQ(router_stats().topics, 1u);
+  EXPECT_EQ(live_topics(), 1u);
   advance(route_idle); // first sweep: the route was used, now marked unused
   EXPECT_EQ(stats(pub).cached_routes, 1u);
   advance(route_idle); // second sweep: evicted, the topic is told
   EXPECT_EQ(stats(pub).cached_routes, 0u);
-  EXPECT_EQ(router_stats().topics, 1u); // idle countdown running
+  EXPECT_EQ(live_topics(), 1u); // idle countdown running
   EXPECT_EQ(topic_stats("t.idle").cachers, 0u);
   advance(topic_idle);
-  EXPECT_EQ(router_stats().topics, 0u);
+  EXPECT_EQ(live_topics(), 0u);
   EXPECT_FALSE(topic("t.idle"));
   // Publishing again brings the topic back.
   publish(pub, "t.idle");
-  EXPECT_EQ(router_stats().topics, 1u);
+  EXPECT_EQ(live_topics(), 1u);
   EXPECT_EQ(last_confirm(pub).size(), 1u);
 }
 
-TEST_F(RouterTopic, StoppingTheRouterStopsItsTopics) {
+TEST_F(RouterTopic, StoppingTheRouterStopsItsShards) {
   publish(pub, "t.a");
   subscribe(sub, 1, "t.b");
   publish(pub, "t.b");
-  auto a = topic("t.a");
-  auto b = topic("t.b");
-  ASSERT_TRUE(a && b);
+  ASSERT_TRUE(topic("t.a") && topic("t.b"));
+  auto shards = deref<tb::router_state>(router).shards;
+  ASSERT_EQ(shards.size(), 4u);
   self->send_exit(router, caf::exit_reason::user_shutdown);
   run();
   EXPECT_TRUE(terminated(router));
-  EXPECT_TRUE(terminated(a));
-  EXPECT_TRUE(terminated(b));
+  for (auto& shard : shards)
+    EXPECT_TRUE(terminated(shard));
 }
 
 TEST_F(RouterTopic, TopicWithSubscriberOutlivesIdleTimeouts) {
@@ -215,7 +217,7 @@ TEST_F(RouterTopic, TopicWithSubscriberOutlivesIdleTimeouts) {
   advance(route_idle);
   advance(topic_idle);
   advance(topic_idle);
-  EXPECT_EQ(router_stats().topics, 1u);
+  EXPECT_EQ(live_topics(), 1u);
   publish(pub, "t.kept", 1, "b");
   EXPECT_EQ(sub.sink->payloads(), (strings{"a0", "b0"}));
 }
@@ -281,17 +283,20 @@ TEST_F(RouterTopic, RootWildcardsNeverReachSystemTopics) {
   subscribe(sub, 1, ">");
   subscribe(sub, 2, "*.billing");
   subscribe(dlq, 1, "$dlq.>");
-  auto route = query<tb::route_ref>(router, tb::resolve_atom_v,
-                                    std::string{"$dlq.billing"}, pub.hdl);
-  ASSERT_TRUE(route.ptr);
-  ASSERT_EQ(route->fanout.size(), 1u);
-  EXPECT_EQ(route->fanout[0].session, dlq.hdl);
-  EXPECT_EQ(route->fanout[0].subscription_id, 1u);
+  auto routes = query<tb::route_list>(router, tb::resolve_atom_v,
+                                      strings{"$dlq.billing"}, pub.hdl);
+  ASSERT_EQ(routes.size(), 1u);
+  ASSERT_TRUE(routes[0].ptr);
+  auto fanout = routes[0]->fanout.to_vector();
+  ASSERT_EQ(fanout.size(), 1u);
+  EXPECT_EQ(fanout[0].session, dlq.hdl);
+  EXPECT_EQ(fanout[0].subscription_id, 1u);
   // Subscriptions made after the topic exists follow the same rule.
   subscribe(sub, 3, ">");
   subscribe(sub, 4, "*.*");
   subscribe(dlq, 2, "$dlq.billing");
-  auto& current = deref<tb::topic_state>(topic("$dlq.billing")).current;
+  ASSERT_TRUE(topic("$dlq.billing"));
+  auto& current = topic("$dlq.billing")->current;
   ASSERT_EQ(current->fanout.size(), 2u);
   for (auto& target : current->fanout)
     EXPECT_EQ(target.session, dlq.hdl);

@@ -175,7 +175,7 @@ TEST_F(StatsTest, TheActorViewListsEveryKindWithItsMailbox) {
                          [&](auto& a) { return a.kind() == kind; });
   };
   EXPECT_EQ(count("router"), 1);
-  EXPECT_GE(count("topic"), 1);
+  EXPECT_EQ(count("topic_shard"), 4);
   EXPECT_EQ(count("group"), 1);
   EXPECT_EQ(count("session"), 1);
   EXPECT_GE(count("publisher"), 1);

@@ -150,7 +150,7 @@ void session_world::start() {
   ctx.limits.max_session_buffered_bytes = 4096;
   ctx.limits.max_in_flight_per_session = 4;
   ctx.limits.max_frame_messages = 3;
-  ctx.route_cache_size = 4;
+  ctx.limits.max_routes_per_session = 4;
   ctx.route_idle_timeout = 500ms;
   router_settings settings;
   settings.topic_idle_timeout = 1s;
