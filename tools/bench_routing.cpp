@@ -42,11 +42,11 @@ int finish_subscribes(result_rows& rows, const run_config& cfg,
   rows.number("last 10% (us each)", "last_10pct_us", last, 2);
   rows.number("last / first", "growth", first > 0 ? last / first : 0, 2);
   rows.cpu(cpu_s, n, "subscribe");
-  rows.raw("timed out", "timed_out", log.broken ? "true" : "false");
+  rows.raw("timed out", "timed_out", log.timed_out ? "true" : "false");
   rows.print();
-  if (log.broken)
-    return n < cfg.subscribes ? exit_lost : exit_usage;
-  return log.refused == 0 ? exit_ok : exit_lost;
+  if (log.ended)
+    return exit_usage;
+  return log.refused == 0 && !log.timed_out ? exit_ok : exit_lost;
 }
 
 } // namespace
@@ -143,17 +143,17 @@ subscribe_all(client::session& session, uint64_t count,
     for (; sent < count && sent - log.answered_ns.size() < cfg.in_flight;
          ++sent)
       if (!session.subscribe(first_id + sent, pattern_of(sent), "", sent + 1)) {
-        log.broken = true;
+        log.ended = true;
         return log;
       }
     if (now_ns() > deadline_ns) {
-      log.broken = true;
+      log.timed_out = true;
       return log;
     }
     auto frame = session.next(100ms);
     if (!frame) {
       if (session.ended()) {
-        log.broken = true;
+        log.ended = true;
         return log;
       }
       continue;

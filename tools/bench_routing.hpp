@@ -81,8 +81,10 @@ struct subscribe_log {
   std::vector<int64_t> answered_ns;
   /// Subscribes refused.
   uint64_t refused = 0;
-  /// True if the stream ended or the deadline passed first.
-  bool broken = false;
+  /// True if the stream ended first.
+  bool ended = false;
+  /// True if the deadline passed first.
+  bool timed_out = false;
 };
 
 /// Subscribes `session` to `pattern_of(i)` as subscription `first_id + i`
