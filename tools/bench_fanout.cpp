@@ -126,6 +126,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
                               return received;
                             }};
 
+  cpu_meter broker_cpu{cfg.broker_pid};
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
   auto slowest = [&] {
@@ -157,6 +158,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
                      sub->latencies.end());
     sub->latencies = {};
   }
+  result.broker_cpu_s = broker_cpu.used();
   report(cfg, pub, {start, publish_end, last_delivery, end}, latencies, result);
 
   for (auto& session : publishers)

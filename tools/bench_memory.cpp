@@ -6,10 +6,8 @@
 // group calls the queue scenario uses.
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,22 +21,6 @@ namespace {
 
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
-
-// Returns the resident memory of process `pid` in KiB, or -1 if it cannot
-// be read.
-long long resident_kib(int pid) {
-  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) != 0)
-      continue;
-    std::istringstream fields{line.substr(6)};
-    long long kib = -1;
-    fields >> kib;
-    return kib;
-  }
-  return -1;
-}
 
 // Returns the subscriptions acknowledged on `sessions`, waiting up to 10 s
 // for each.

@@ -171,6 +171,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   };
   progress_printer progress{[&] { return pub.sent.load(); }, acked};
 
+  cpu_meter broker_cpu{cfg.broker_pid};
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
   bool published =
@@ -201,6 +202,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
       result.duplicates += n - 1u;
   }
   result.duplicates += seen.foreign.load();
+  result.broker_cpu_s = broker_cpu.used();
   report(cfg, pub, {start, publish_end, last_ack, end}, latencies, result);
 
   for (auto& session : publishers)

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <random>
+#include <sstream>
+
+#include <unistd.h>
 
 namespace tb::bench {
 
@@ -55,6 +59,44 @@ std::string random_run_id() {
   std::snprintf(buf, sizeof buf, "%016llx",
                 static_cast<unsigned long long>(value));
   return buf;
+}
+
+long long resident_kib(int pid) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) != 0)
+      continue;
+    std::istringstream fields{line.substr(6)};
+    long long kib = -1;
+    fields >> kib;
+    return kib;
+  }
+  return -1;
+}
+
+double cpu_seconds(int pid) {
+  std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
+  std::string line;
+  if (!std::getline(stat, line))
+    return -1;
+  // The name (field 2) may hold spaces; fields 14 and 15, utime and stime
+  // in clock ticks, are the 12th and 13th after its closing parenthesis.
+  auto close = line.rfind(')');
+  if (close == std::string::npos)
+    return -1;
+  std::istringstream fields{line.substr(close + 1)};
+  std::string skipped;
+  for (int i = 0; i < 11 && fields >> skipped; ++i)
+    ;
+  unsigned long long user = 0;
+  unsigned long long system = 0;
+  if (!(fields >> user >> system))
+    return -1;
+  auto ticks = sysconf(_SC_CLK_TCK);
+  return ticks > 0
+             ? static_cast<double>(user + system) / static_cast<double>(ticks)
+             : -1;
 }
 
 progress_printer::progress_printer(std::function<uint64_t()> sent,
@@ -167,6 +209,8 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
   row("latency p99 (us)", num("%.1f", r.latency.p99_us));
   row("latency p99.9 (us)", num("%.1f", r.latency.p999_us));
   row("latency max (us)", num("%.1f", r.latency.max_us));
+  if (r.broker_cpu_s >= 0)
+    row("broker CPU (s)", num("%.3f", r.broker_cpu_s));
   row("result", r.timed_out ? "timed out" : "finished");
 }
 
@@ -200,6 +244,9 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
   auto losses = queue ? "\"duplicates\":" + count(r.duplicates) +
                             ",\"redelivered\":" + count(r.redelivered)
                       : "\"dropped\":" + count(r.dropped);
+  char cpu_buf[32];
+  std::snprintf(cpu_buf, sizeof cpu_buf, "%.6f", r.broker_cpu_s);
+  std::string cpu = r.broker_cpu_s >= 0 ? cpu_buf : "null";
   std::fprintf(
       out,
       "{\"scenario\":%s,\"server\":%s,\"run_id\":%s,\"messages\":%llu,"
@@ -210,7 +257,7 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       "\"out_of_order\":%llu,\"latency_us\":{\"samples\":%llu,\"p50\":%.1f,"
       "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"latency_from\":%s,"
       "\"publishers\":%u,\"rate\":%.1f,\"topics\":%u,\"pattern\":%s,"
-      "\"timed_out\":%s}\n",
+      "\"broker_cpu_s\":%s,\"timed_out\":%s}\n",
       json_string(cfg.scenario).c_str(), json_string(cfg.server).c_str(),
       json_string(r.run_id).c_str(),
       static_cast<unsigned long long>(cfg.messages), cfg.size, cfg.batch,
@@ -224,7 +271,7 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       static_cast<unsigned long long>(r.latency.samples), r.latency.p50_us,
       r.latency.p99_us, r.latency.p999_us, r.latency.max_us,
       cfg.rate > 0 ? "\"scheduled\"" : "\"sent\"", cfg.publishers, cfg.rate,
-      cfg.topics, json_string(r.pattern).c_str(),
+      cfg.topics, json_string(r.pattern).c_str(), cpu.c_str(),
       r.timed_out ? "true" : "false");
 }
 

@@ -35,6 +35,18 @@ enum class scenario_kind {
   /// A group without members holds every message while the broker's
   /// memory is read.
   held,
+  /// One publisher publishes once to each of N new topics.
+  topics_new,
+  /// One session subscribes to N distinct literal patterns.
+  subscribe_rate,
+  /// N subscribes to one topic whose route a publisher caches.
+  subscribe_one_topic,
+  /// One `>` subscribe over N live topics, a few times.
+  subscribe_wildcard,
+  /// Probes subscribe and new-topic round trips while N topics expire.
+  expiry,
+  /// The broker's memory per topic, with the publisher connected and after.
+  topic_memory,
 };
 
 /// The settings of one run, as given on the command line.
@@ -42,7 +54,7 @@ struct run_config {
   /// The broker's address, `HOST:PORT`.
   std::string server;
   /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle",
-  /// "held".
+  /// "held", or a routing scenario (tools/bench_routing.hpp).
   std::string scenario = "fanout";
   /// What the scenario does.
   scenario_kind kind = scenario_kind::fanout;
@@ -63,7 +75,8 @@ struct run_config {
   unsigned topics = 1;
   /// Idle sessions to open (scenario idle).
   unsigned sessions = 1000;
-  /// The broker's process id, whose resident memory scenario idle reads.
+  /// The broker's process id, whose resident memory the memory scenarios
+  /// read and whose CPU time every scenario reports; 0 = not given.
   int broker_pid = 0;
   /// Fan-out subscriber sessions (scenario fanout).
   unsigned subscribers = 1;
@@ -71,6 +84,15 @@ struct run_config {
   unsigned workers = 4;
   /// Each worker's max_in_flight (scenario queue).
   uint32_t max_in_flight = 256;
+  /// Subscribes to make (subscribe-rate, subscribe-one-topic).
+  uint64_t subscribes = 10'000;
+  /// Most unconfirmed subscribes at a time (subscribe-rate,
+  /// subscribe-one-topic).
+  unsigned in_flight = 64;
+  /// Timed `>` subscribes (subscribe-wildcard).
+  unsigned repeats = 5;
+  /// Seconds the probe runs after the publisher closed (expiry).
+  double window = 10;
   /// The most seconds the run may take.
   double max_seconds = 60;
   /// Also keep the publisher at most 64 frames ahead of the slowest
@@ -128,6 +150,9 @@ struct run_result {
   uint64_t out_of_order = 0;
   /// True if the run hit --max-seconds.
   bool timed_out = false;
+  /// Broker CPU seconds (user + system) over the run; -1 without
+  /// --broker-pid.
+  double broker_cpu_s = -1;
   /// End-to-end latency.
   latency_summary latency;
 };
@@ -140,6 +165,33 @@ double seconds_between(int64_t from, int64_t to);
 
 /// Returns 16 random hex digits.
 std::string random_run_id();
+
+/// Returns the resident memory of process `pid` in KiB (VmRSS of
+/// /proc/PID/status), or -1 if it cannot be read.
+long long resident_kib(int pid);
+
+/// Returns the CPU time process `pid` used so far, user plus system, in
+/// seconds (/proc/PID/stat), or -1 if it cannot be read.
+double cpu_seconds(int pid);
+
+/// Measures the CPU time a process uses from construction on.
+class cpu_meter {
+public:
+  /// Starts measuring process `pid`; a pid of 0 measures nothing.
+  explicit cpu_meter(int pid)
+      : pid_(pid), start_(pid > 0 ? cpu_seconds(pid) : -1) {}
+
+  /// Returns the CPU seconds used since construction, or -1 when nothing
+  /// is measured or the process cannot be read.
+  double used() const {
+    auto now = start_ >= 0 ? cpu_seconds(pid_) : -1;
+    return now >= 0 ? now - start_ : -1;
+  }
+
+private:
+  int pid_;
+  double start_;
+};
 
 /// What the publishers did; read by other threads while they run.
 struct publish_stats {

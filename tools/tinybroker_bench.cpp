@@ -1,8 +1,10 @@
 // tinybroker-bench: a load generator that measures a running broker. This
 // file holds the command line and picks the scenario: fan-out S1, S2, S4
 // and S5 (tools/bench_fanout.cpp), the acked work queue S3
-// (tools/bench_queue.cpp) and the memory readings idle and held
-// (tools/bench_memory.cpp); the publishers are in tools/bench_publish.cpp.
+// (tools/bench_queue.cpp), the memory readings idle and held
+// (tools/bench_memory.cpp) and the routing scenarios topics-new,
+// subscribe-*, expiry and topic-memory (tools/bench_routing.cpp,
+// tools/bench_expiry.cpp); the publishers are in tools/bench_publish.cpp.
 
 #include <cstdio>
 #include <memory>
@@ -12,6 +14,7 @@
 
 #include "net/client.hpp"
 #include "tools/bench_report.hpp"
+#include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"
 
 namespace {
@@ -29,17 +32,36 @@ struct explicit_flags {
   bool topics = false;
 };
 
+// The scenarios that are not fan-out, their kinds and default --topics.
+struct named_kind {
+  const char* name;
+  scenario_kind kind;
+  unsigned topics;
+};
+constexpr named_kind kinds[] = {
+    {"queue", scenario_kind::queue, 1},
+    {"s3", scenario_kind::queue, 1},
+    {"idle", scenario_kind::idle, 1},
+    {"held", scenario_kind::held, 1},
+    {"topics-new", scenario_kind::topics_new, 100'000},
+    {"subscribe-rate", scenario_kind::subscribe_rate, 1},
+    {"subscribe-one-topic", scenario_kind::subscribe_one_topic, 1},
+    {"subscribe-wildcard", scenario_kind::subscribe_wildcard, 10'000},
+    {"expiry", scenario_kind::expiry, 20'000},
+    {"topic-memory", scenario_kind::topic_memory, 100'000},
+};
+
 // Fills in the preset of cfg.scenario; returns an error message or "".
 std::string apply_preset(tb::bench::run_config& cfg,
                          const explicit_flags& given) {
   const auto& name = cfg.scenario;
   cfg.kind = scenario_kind::fanout;
-  if (name == "queue" || name == "s3")
-    cfg.kind = scenario_kind::queue;
-  else if (name == "idle")
-    cfg.kind = scenario_kind::idle;
-  else if (name == "held")
-    cfg.kind = scenario_kind::held;
+  for (auto& k : kinds)
+    if (name == k.name) {
+      cfg.kind = k.kind;
+      if (!given.topics)
+        cfg.topics = k.topics;
+    }
   if (name == "s2" && !given.subscribers)
     cfg.subscribers = 4;
   if (name == "s4") {
@@ -58,8 +80,9 @@ std::string apply_preset(tb::bench::run_config& cfg,
            "number tells each publisher's order)";
   if (cfg.publishers > cfg.messages)
     return "--publishers must not exceed --messages";
-  bool reads_memory =
-      cfg.kind == scenario_kind::idle || cfg.kind == scenario_kind::held;
+  bool reads_memory = cfg.kind == scenario_kind::idle ||
+                      cfg.kind == scenario_kind::held ||
+                      cfg.kind == scenario_kind::topic_memory;
   if (reads_memory && cfg.broker_pid <= 0)
     return "--scenario " + name +
            " needs --broker-pid (the broker's process id on this host)";
@@ -92,14 +115,41 @@ int main(int argc, char** argv) {
       "and reports the broker's resident memory per session.\n"
       "Scenario held: publishes N messages to a fresh group without "
       "members and reports the broker's resident memory per held message.\n"
+      "Routing scenarios (names bench.<run id>.<tag>.<i>; --broker-pid adds "
+      "the broker's CPU time to every scenario):\n"
+      "Scenario topics-new: one publisher publishes one message to each of "
+      "--topics (default 100000) new topics, in frames of B; reports the "
+      "time until all are confirmed and topics/s.\n"
+      "Scenario subscribe-rate: one session subscribes to --subscribes "
+      "(default 10000) distinct literal patterns, at most --in-flight (64) "
+      "unconfirmed; reports subscribes/s and the time per subscribe of the "
+      "first and last 10%.\n"
+      "Scenario subscribe-one-topic: a publisher publishes to one topic and "
+      "stays (it caches the route); then one session makes --subscribes "
+      "subscribes (distinct ids) to that topic, as subscribe-rate; then one "
+      "more message must reach every subscription.\n"
+      "Scenario subscribe-wildcard: a publisher publishes once to each of "
+      "--topics (default 10000) topics and stays; then --repeats (5) times "
+      "a subscribe to their `>` pattern is timed (and undone).\n"
+      "Scenario expiry: a publisher publishes once to each of --topics "
+      "(default 20000) topics and closes; then a probe subscribes, "
+      "unsubscribes and publishes to a new topic every 5 ms for --window "
+      "seconds; reports p50, p99 and max of each round trip. Start the "
+      "broker with a short topic_idle_timeout (e.g. \"2s\") and a window "
+      "of at least 3 times it.\n"
+      "Scenario topic-memory: publishes once to each of --topics (default "
+      "100000) topics; reports the broker's resident memory per topic while "
+      "the publisher is connected and after it closed.\n"
       "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
       "out, 2 usage or connection error."};
   app.option_defaults()->always_capture_default();
   app.add_option("--server", cfg.server, "broker address HOST:PORT")
       ->required();
   app.add_option("--scenario", cfg.scenario, "the scenario")
-      ->check(CLI::IsMember(
-          {"fanout", "queue", "s1", "s2", "s3", "s4", "s5", "idle", "held"}));
+      ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
+                             "idle", "held", "topics-new", "subscribe-rate",
+                             "subscribe-one-topic", "subscribe-wildcard",
+                             "expiry", "topic-memory"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
@@ -121,7 +171,8 @@ int main(int argc, char** argv) {
   auto* topics =
       app.add_option("--topics", cfg.topics,
                      "topics to spread messages over (T; above 1: "
-                     "orders.<i>.created on orders.*.created; s5: 1000)")
+                     "orders.<i>.created on orders.*.created; s5: 1000); "
+                     "routing scenarios: new topics to publish to")
           ->check(CLI::Range(1u, 1'000'000u));
   auto* subscribers = app.add_option("--subscribers", cfg.subscribers,
                                      "fanout: subscriber sessions (K; s2: 4)")
@@ -136,8 +187,23 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--sessions", cfg.sessions, "idle: sessions to open")
       ->check(CLI::Range(1u, 100'000u));
+  app.add_option("--subscribes", cfg.subscribes,
+                 "subscribe-rate, subscribe-one-topic: subscribes to make")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{10'000'000}));
+  app.add_option("--in-flight", cfg.in_flight,
+                 "subscribe-rate, subscribe-one-topic: most unconfirmed "
+                 "subscribes")
+      ->check(CLI::Range(1u, 65536u));
+  app.add_option("--repeats", cfg.repeats,
+                 "subscribe-wildcard: timed subscribes")
+      ->check(CLI::Range(1u, 1000u));
+  app.add_option("--window", cfg.window,
+                 "expiry: seconds of probing after the publisher closed "
+                 "(within --max-seconds)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--broker-pid", cfg.broker_pid,
-                 "idle, held: the broker's process id, whose memory is read")
+                 "the broker's process id: idle, held and topic-memory read "
+                 "its memory (required), every scenario its CPU time")
       ->check(CLI::PositiveNumber);
   app.add_flag("--paced", cfg.paced,
                "also stay at most 64 frames ahead of the slowest subscriber "
@@ -162,7 +228,11 @@ int main(int argc, char** argv) {
       "  idle: tinybroker-bench --server 127.0.0.1:7400 --scenario "
       "idle --broker-pid $(pidof tinybroker)\n"
       "  held: tinybroker-bench --server 127.0.0.1:7400 --scenario "
-      "held --broker-pid $(pidof tinybroker)");
+      "held --broker-pid $(pidof tinybroker)\n"
+      "  topics-new: tinybroker-bench --server 127.0.0.1:7400 --scenario "
+      "topics-new --topics 100000 --broker-pid $(pidof tinybroker)\n"
+      "  expiry (broker with topic_idle_timeout = \"2s\"): tinybroker-bench "
+      "--server 127.0.0.1:7400 --scenario expiry --topics 20000 --window 6");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -200,6 +270,18 @@ int main(int argc, char** argv) {
     return tb::bench::run_idle(conn, cfg);
   case scenario_kind::held:
     return tb::bench::run_held(conn, cfg);
+  case scenario_kind::topics_new:
+    return tb::bench::run_topics_new(conn, cfg);
+  case scenario_kind::subscribe_rate:
+    return tb::bench::run_subscribe_rate(conn, cfg);
+  case scenario_kind::subscribe_one_topic:
+    return tb::bench::run_subscribe_one_topic(conn, cfg);
+  case scenario_kind::subscribe_wildcard:
+    return tb::bench::run_subscribe_wildcard(conn, cfg);
+  case scenario_kind::expiry:
+    return tb::bench::run_expiry(conn, cfg);
+  case scenario_kind::topic_memory:
+    return tb::bench::run_topic_memory(conn, cfg);
   case scenario_kind::fanout:
     break;
   }
