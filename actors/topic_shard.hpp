@@ -134,10 +134,14 @@ struct topic_shard_state {
 using topic_shard_pointer =
     topic_shard_actor::stateful_pointer<topic_shard_state>;
 
-/// The most idle topics one expiry tick removes; the next tick follows at
-/// once, after the messages that arrived meanwhile, so a bulk expiry never
-/// holds up a resolve or a subscribe for long.
-constexpr std::size_t expiry_batch = 2048;
+/// The most idle topics one expiry tick removes (about a millisecond of
+/// work); the next batch follows `expiry_pause` later, so a bulk expiry
+/// never holds up a resolve or a subscribe for long, nor occupies a worker
+/// thread.
+constexpr std::size_t expiry_batch = 256;
+
+/// The pause between two expiry batches of one shard.
+constexpr std::chrono::milliseconds expiry_pause{1};
 
 /// Runs a topic shard whose idle topics live `idle_timeout`, counting its
 /// topics in `quota`.

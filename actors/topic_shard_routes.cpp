@@ -125,9 +125,12 @@ void expire_topics(topic_shard_pointer self) {
   }
   if (done == expiry_batch && st.idle_head != nullptr &&
       st.idle_head->idle_since + st.idle_timeout <= now) {
-    // More are due: go on after what arrived meanwhile.
+    // More are due: go on after a pause. A message to itself would keep
+    // this shard on its worker thread (CAF runs an actor with mail again
+    // at once), and four shards expiring together would hold both of a
+    // 2-core machine's workers for the whole expiry.
     st.tick_scheduled = true;
-    self->send(self, tick_atom_v);
+    self->delayed_send(self, expiry_pause, tick_atom_v);
     return;
   }
   schedule_tick(self);
