@@ -121,3 +121,35 @@ void BM_Insert100k(benchmark::State& state) {
 BENCHMARK(BM_Insert100k)->Unit(benchmark::kMillisecond);
 
 } // namespace
+
+namespace {
+
+// Inserting 100k distinct literal patterns that share their first token
+// (one session subscribing to `nomatch.<i>.x`, issue 15.3): per insert.
+void BM_InsertDistinctLiterals100k(benchmark::State& state) {
+  std::vector<std::string> patterns;
+  for (std::size_t i = 0; i < 100'000; ++i)
+    patterns.push_back("nomatch." + std::to_string(i) + ".x");
+  for (auto _ : state) {
+    tb::sublist subs;
+    for (std::size_t i = 0; i < patterns.size(); ++i)
+      subs.insert(patterns[i], i);
+    benchmark::DoNotOptimize(subs.size());
+  }
+  state.SetItemsProcessed(state.iterations() * 100'000);
+}
+BENCHMARK(BM_InsertDistinctLiterals100k)->Unit(benchmark::kMillisecond);
+
+// Inserting 20k keys under one pattern, as 20k subscriptions to one topic.
+void BM_InsertSamePattern20k(benchmark::State& state) {
+  for (auto _ : state) {
+    tb::sublist subs;
+    for (uint64_t key = 0; key < 20'000; ++key)
+      subs.insert("live.topic", key);
+    benchmark::DoNotOptimize(subs.size());
+  }
+  state.SetItemsProcessed(state.iterations() * 20'000);
+}
+BENCHMARK(BM_InsertSamePattern20k)->Unit(benchmark::kMillisecond);
+
+} // namespace
