@@ -55,7 +55,7 @@ void delivery_buffer::confirm(uint64_t subscription_id) {
   if (i == subs_.end() || i->second.confirmed)
     return;
   i->second.confirmed = true;
-  if (!i->second.queue.empty())
+  if (!i->second.empty())
     mark_ready(subscription_id, i->second);
 }
 
@@ -63,9 +63,10 @@ bool delivery_buffer::remove(uint64_t subscription_id) {
   auto i = subs_.find(subscription_id);
   if (i == subs_.end())
     return false;
-  for (auto& msg : i->second.queue)
-    buffered_bytes_ -= footprint(msg);
-  buffered_ -= i->second.queue.size();
+  if (i->second.queue)
+    for (auto& msg : *i->second.queue)
+      buffered_bytes_ -= footprint(msg);
+  buffered_ -= i->second.size();
   // Leave nothing ready that cannot be drained: `has_ready()` must not
   // promise a frame (flush would write an empty Deliveries frame).
   if (i->second.queued_ready)
@@ -83,9 +84,9 @@ void delivery_buffer::mark_ready(uint64_t id, subscription& sub) {
 }
 
 void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
-  buffered_bytes_ -= footprint(sub.queue.front());
+  buffered_bytes_ -= footprint(sub.queue->front());
   --buffered_;
-  sub.queue.pop_front();
+  sub.queue->pop_front();
   if (sub.unreported++ == 0)
     lossy_.push_back(id);
   if (sub.unlogged++ == 0)
@@ -97,9 +98,8 @@ void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
 delivery_buffer::subscription_map::iterator delivery_buffer::largest_queue() {
   auto result = subs_.end();
   for (auto i = subs_.begin(); i != subs_.end(); ++i)
-    if (!i->second.queue.empty() &&
-        (result == subs_.end() ||
-         i->second.queue.size() > result->second.queue.size()))
+    if (!i->second.empty() &&
+        (result == subs_.end() || i->second.size() > result->second.size()))
       result = i;
   return result;
 }
@@ -110,7 +110,7 @@ bool delivery_buffer::push(uint64_t subscription_id, const message_ref& msg) {
     return false;
   auto& sub = i->second;
   auto size = footprint(msg);
-  while (!sub.queue.empty() && sub.queue.size() >= per_subscription_)
+  while (!sub.empty() && sub.size() >= per_subscription_)
     drop_oldest(subscription_id, sub);
   // The session-wide byte bound: the session cannot keep up, so it loses
   // its oldest messages, starting with the subscription that holds most.
@@ -120,7 +120,9 @@ bool delivery_buffer::push(uint64_t subscription_id, const message_ref& msg) {
       break; // nothing buffered: a single message may exceed the bound
     drop_oldest(victim->first, victim->second);
   }
-  sub.queue.push_back(msg);
+  if (!sub.queue)
+    sub.queue.emplace();
+  sub.queue->push_back(msg);
   ++buffered_;
   buffered_bytes_ += size;
   mark_ready(subscription_id, sub);
@@ -143,19 +145,19 @@ std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
     auto& sub = i->second;
     sub.queued_ready = false;
     std::size_t turn = 0;
-    while (!sub.queue.empty() && moved < max_messages && turn < turn_quantum &&
+    while (!sub.empty() && moved < max_messages && turn < turn_quantum &&
            (moved == 0 || bytes < max_bytes)) {
-      auto& msg = *sub.queue.front();
+      auto& msg = *sub.queue->front();
       to_delivery(msg, id, *out->Add());
-      auto size = footprint(sub.queue.front());
+      auto size = footprint(sub.queue->front());
       bytes += size;
       buffered_bytes_ -= size;
       --buffered_;
-      sub.queue.pop_front();
+      sub.queue->pop_front();
       ++moved;
       ++turn;
     }
-    if (!sub.queue.empty())
+    if (!sub.empty())
       mark_ready(id, sub);
   }
   return moved;
@@ -189,7 +191,14 @@ std::vector<drop_notice> delivery_buffer::take_new_losses() {
 
 std::size_t delivery_buffer::queued(uint64_t subscription_id) const {
   auto i = subs_.find(subscription_id);
-  return i == subs_.end() ? 0 : i->second.queue.size();
+  return i == subs_.end() ? 0 : i->second.size();
+}
+
+std::size_t delivery_buffer::allocated_queues() const noexcept {
+  std::size_t result = 0;
+  for (auto& [id, sub] : subs_)
+    result += sub.queue ? 1 : 0;
+  return result;
 }
 
 } // namespace tb

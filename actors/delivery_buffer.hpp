@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -97,6 +98,10 @@ public:
   /// id is unknown).
   std::size_t queued(uint64_t subscription_id) const;
 
+  /// Returns how many subscriptions hold a message queue: only those that
+  /// were ever given a message (for tests and memory accounting).
+  std::size_t allocated_queues() const noexcept;
+
   /// Returns the number of buffered messages.
   std::size_t buffered() const noexcept {
     return buffered_;
@@ -114,12 +119,22 @@ public:
 
 private:
   struct subscription {
-    std::deque<message_ref> queue;
+    // Made on the first message: an empty std::deque already allocates 576
+    // bytes (libstdc++), which most subscriptions would hold for nothing.
+    std::optional<std::deque<message_ref>> queue;
     bool confirmed = false;
     bool queued_ready = false;
     uint64_t unreported = 0;
     uint64_t unlogged = 0;
     uint64_t dropped = 0;
+
+    std::size_t size() const noexcept {
+      return queue ? queue->size() : 0;
+    }
+
+    bool empty() const noexcept {
+      return size() == 0;
+    }
   };
 
   using subscription_map = std::unordered_map<uint64_t, subscription>;

@@ -16,20 +16,32 @@ namespace tb {
 
 /// The outbound side of one client stream, as its session actor sees it.
 ///
-/// At most one frame is being written at a time. When `ready_to_write`
-/// answers false because a write is in progress, the sink sends
-/// `writable_atom` to the session actor once the stream can take the next
-/// frame. All functions are called only from the session actor.
+/// Frames are written in the order given, one at a time; a sink may queue
+/// a few small frames behind the one being written (`can_queue`), so
+/// answers need no round trip to the actor per frame. When `ready_to_write`
+/// or `can_queue` answers false, the sink sends `writable_atom` to the
+/// session actor once the stream can take the next frame. All functions are
+/// called only from the session actor.
 class frame_sink {
 public:
   virtual ~frame_sink() = default;
 
-  /// Returns true if `write` may be called now; otherwise arranges for a
-  /// `writable_atom` once the write in progress completes. Returns false
-  /// for good once the stream ended.
+  /// Returns true if nothing is being written, so a frame written now goes
+  /// out at once (deliveries wait for this, and meanwhile coalesce);
+  /// otherwise arranges for a `writable_atom` once the writes in progress
+  /// complete. Returns false for good once the stream ended.
   virtual bool ready_to_write() = 0;
 
-  /// Starts writing `frame`; only after `ready_to_write()` returned true.
+  /// Returns true if `write` may be called now, to queue a frame behind the
+  /// ones being written; otherwise arranges for a `writable_atom` as
+  /// `ready_to_write` does. A sink without a queue answers as
+  /// `ready_to_write`.
+  virtual bool can_queue() {
+    return ready_to_write();
+  }
+
+  /// Starts writing `frame`, or queues it behind the frames being written;
+  /// only after `ready_to_write()` or `can_queue()` returned true.
   virtual void write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) = 0;
 
   /// Tells the reader that the actor has processed one client frame, so the

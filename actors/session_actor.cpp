@@ -208,20 +208,25 @@ void flush(session_pointer self) {
   auto& st = self->state;
   if (!st.sink)
     return;
-  while (!st.control.empty() || st.deliveries.has_ready() ||
-         !st.group_outbox.empty()) {
-    if (!st.sink->ready_to_write())
-      break;
-    // Losses are turned into frames only when deliveries are about to be
-    // written: while the client does not read they add up in the buffer
-    // (one notice per subscription) instead of queueing a frame each.
-    if (st.control.empty())
-      queue_drop_notices(st);
+  for (;;) {
     std::unique_ptr<pb::ServerFrame> frame;
     if (!st.control.empty()) {
+      // Answers queue in the sink behind the frame being written.
+      if (!st.sink->can_queue())
+        break;
       frame = std::move(st.control.front());
       st.control.pop_front();
-    } else {
+    } else if (st.deliveries.has_ready() || !st.group_outbox.empty()) {
+      // Deliveries wait until nothing is being written, and meanwhile
+      // coalesce into fewer, larger frames.
+      if (!st.sink->ready_to_write())
+        break;
+      // Losses are turned into frames only when deliveries are about to be
+      // written: while the client does not read they add up in the buffer
+      // (one notice per subscription) instead of queueing a frame each.
+      queue_drop_notices(st);
+      if (!st.control.empty())
+        continue; // the notices go first
       frame = std::make_unique<pb::ServerFrame>();
       auto max = st.ctx.limits.max_frame_messages;
       auto n = drain_group_outbox(st, *frame, max);
@@ -229,6 +234,8 @@ void flush(session_pointer self) {
         n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
       st.stats.delivered += n;
       record_latencies(st, *frame);
+    } else {
+      break;
     }
     st.sink->write(std::move(frame));
   }

@@ -1,10 +1,13 @@
-// Benchmarks of sublist::match, insert and erase; run before changing
-// match() (see the guard comment in actors/routing/sublist.cpp).
+// Benchmarks of sublist::match, insert and erase, and of topic_tree
+// matching; run before changing match() (see the guard comment in
+// actors/routing/sublist.cpp).
 //
 // Build: g++ -std=c++17 -O2 -I. bench/sublist_bench.cpp
-//          actors/routing/{topic,sublist}.cpp -lbenchmark -lbenchmark_main
+//          actors/routing/{topic,sublist,topic_tree}.cpp -lbenchmark
+//          -lbenchmark_main
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +15,7 @@
 #include <benchmark/benchmark.h>
 
 #include "actors/routing/sublist.hpp"
+#include "actors/routing/topic_tree.hpp"
 
 namespace {
 
@@ -119,5 +123,63 @@ void BM_Insert100k(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Insert100k)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+namespace {
+
+// Inserting 100k distinct literal patterns that share their first token
+// (one session subscribing to `nomatch.<i>.x`, issue 15.3): per insert.
+void BM_InsertDistinctLiterals100k(benchmark::State& state) {
+  std::vector<std::string> patterns;
+  for (std::size_t i = 0; i < 100'000; ++i)
+    patterns.push_back("nomatch." + std::to_string(i) + ".x");
+  for (auto _ : state) {
+    auto subs = std::make_unique<tb::sublist>();
+    for (std::size_t i = 0; i < patterns.size(); ++i)
+      subs->insert(patterns[i], i);
+    benchmark::DoNotOptimize(subs->size());
+    state.PauseTiming(); // freeing is not inserting
+    subs.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * 100'000);
+}
+BENCHMARK(BM_InsertDistinctLiterals100k)->Unit(benchmark::kMillisecond);
+
+// Inserting 20k keys under one pattern, as 20k subscriptions to one topic.
+void BM_InsertSamePattern20k(benchmark::State& state) {
+  for (auto _ : state) {
+    tb::sublist subs;
+    for (uint64_t key = 0; key < 20'000; ++key)
+      subs.insert("live.topic", key);
+    benchmark::DoNotOptimize(subs.size());
+  }
+  state.SetItemsProcessed(state.iterations() * 20'000);
+}
+BENCHMARK(BM_InsertSamePattern20k)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+// -- topic_tree: the existing topics a new pattern reaches --------------------
+
+namespace {
+
+// Finding the 100k topics `x.>` (and `x.*`) reaches among 100k live topics
+// `x.<i>`, as the router does for a wildcard subscribe (issue 15.3).
+void BM_TopicTreeWildcardOver100k(benchmark::State& state,
+                                  const char* pattern) {
+  tb::topic_tree tree;
+  for (std::size_t i = 0; i < 100'000; ++i)
+    tree.insert("x." + std::to_string(i));
+  std::size_t found = 0;
+  for (auto _ : state)
+    tree.for_each_match(pattern, [&](const std::string&) { ++found; });
+  state.SetItemsProcessed(static_cast<int64_t>(found));
+}
+BENCHMARK_CAPTURE(BM_TopicTreeWildcardOver100k, gt, "x.>")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_TopicTreeWildcardOver100k, star, "x.*")
+    ->Unit(benchmark::kMillisecond);
 
 } // namespace

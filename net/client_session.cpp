@@ -42,6 +42,13 @@ bool session::send(const pb::ClientFrame& frame) {
   return stream_->Write(frame);
 }
 
+bool session::send(const pb::ClientFrame& frame, grpc::WriteOptions options) {
+  std::lock_guard<std::mutex> guard{write_mutex_};
+  if (writes_done_)
+    return false;
+  return stream_->Write(frame, options);
+}
+
 bool session::subscribe(uint64_t subscription_id, const std::string& pattern,
                         const std::string& group, uint64_t request_id) {
   pb::ClientFrame frame;

@@ -41,6 +41,12 @@ public:
   /// Sends a raw frame; false if the stream is broken.
   bool send(const tinybroker::v1::ClientFrame& frame);
 
+  /// Sends a raw frame with `options`: with `set_buffer_hint()` gRPC may
+  /// hold it back and send it with the next frame (one socket write for a
+  /// burst). False if the stream is broken.
+  bool send(const tinybroker::v1::ClientFrame& frame,
+            grpc::WriteOptions options);
+
   /// Subscribes `subscription_id` to `pattern` (fan-out when `group` is
   /// empty).
   bool subscribe(uint64_t subscription_id, const std::string& pattern,

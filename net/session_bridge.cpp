@@ -68,6 +68,17 @@ bool session_bridge::ready_to_write() {
   return true;
 }
 
+bool session_bridge::can_queue() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (reactor_ == nullptr || finished_ || finish_after_write_)
+    return false;
+  if (queued_.size() >= max_queued_frames) {
+    write_wanted_ = true;
+    return false;
+  }
+  return true;
+}
+
 void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
   // Serialize outside the lock: the reactor's callbacks need it meanwhile.
   grpc::ByteBuffer bytes;
@@ -76,7 +87,7 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
       *frame, &bytes, &own_buffer);
   frame.reset();
   std::lock_guard<std::mutex> guard{mutex_};
-  if (reactor_ == nullptr || finished_ || write_pending_)
+  if (reactor_ == nullptr || finished_ || finish_after_write_)
     return;
   if (!serialized.ok()) {
     log::error("a server frame does not serialize",
@@ -86,10 +97,23 @@ void session_bridge::write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) {
                   "internal");
     return;
   }
+  if (write_pending_) {
+    queued_.push_back(std::move(bytes));
+    return;
+  }
+  start_write_locked(bytes);
+}
+
+void session_bridge::start_write_locked(grpc::ByteBuffer& bytes) {
   writing_.Swap(&bytes);
   write_pending_ = true;
+  // With more frames queued behind this one, gRPC may hold it back and send
+  // it together with the next: one socket write for a burst of answers.
+  grpc::WriteOptions options;
+  if (!queued_.empty())
+    options.set_buffer_hint();
   tsan_release(reactor_);
-  reactor_->StartWrite(&writing_);
+  reactor_->StartWrite(&writing_, options);
 }
 
 void session_bridge::frame_consumed() {
@@ -179,9 +203,17 @@ void session_bridge::on_write_done(bool ok) {
   write_pending_ = false;
   writing_.Clear();
   if (!ok) {
+    queued_.clear();
     finish_locked(grpc::Status{grpc::StatusCode::CANCELLED,
                                "writing to the client failed"},
                   "write_failed");
+    return;
+  }
+  if (!queued_.empty()) {
+    // The next frame goes out from this gRPC thread: no actor round trip.
+    auto next = std::move(queued_.front());
+    queued_.pop_front();
+    start_write_locked(next);
     return;
   }
   if (finish_after_write_) {
@@ -203,6 +235,7 @@ void session_bridge::on_done() {
   reactor_ = nullptr;
   finished_ = true;
   write_pending_ = false;
+  queued_.clear();
   reading_.Clear();
   writing_.Clear();
   if (actor_)

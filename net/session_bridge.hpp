@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,8 +38,14 @@ class session_reactor;
 /// Backpressure: at most `max_unread` client frames are handed to the actor
 /// and not yet released with `frame_consumed()`; beyond that the bridge stops
 /// reading, so a fast client cannot grow the actor's mailbox without bound.
+/// Outbound, up to `max_queued_frames` serialized frames wait behind the one
+/// being written; each completed write starts the next on the gRPC thread,
+/// so a burst of answers costs the actor no wake-up per frame.
 class session_bridge : public frame_sink {
 public:
+  /// Most serialized frames queued behind the one being written.
+  static constexpr std::size_t max_queued_frames = 64;
+
   /// Creates the bridge of `reactor`, whose client is `peer`, authenticated
   /// by `credential` as token `token` (both empty when auth is off).
   session_bridge(session_reactor* reactor, std::size_t max_unread,
@@ -78,6 +85,8 @@ public:
 
   bool ready_to_write() override;
 
+  bool can_queue() override;
+
   void write(std::unique_ptr<tinybroker::v1::ServerFrame> frame) override;
 
   void frame_consumed() override;
@@ -100,6 +109,7 @@ public:
 
 private:
   void start_read_locked();
+  void start_write_locked(grpc::ByteBuffer& bytes);
   void finish_locked(const grpc::Status& status, const char* reason);
   void finish_or_defer_locked(const grpc::Status& status, const char* reason);
 
@@ -111,6 +121,9 @@ private:
   session_actor actor_;
   grpc::ByteBuffer reading_;
   grpc::ByteBuffer writing_;
+  // Serialized frames waiting for `writing_`; non-empty only while a write
+  // is pending.
+  std::deque<grpc::ByteBuffer> queued_;
   bool write_pending_ = false;
   std::optional<grpc::Status> finish_after_write_;
   std::size_t unread_ = 0;

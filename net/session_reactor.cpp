@@ -16,7 +16,7 @@ namespace tb {
 namespace {
 
 // Client frames handed to the session actor before reading pauses.
-constexpr size_t max_unread_frames = 4;
+constexpr size_t max_unread_frames = 16;
 
 } // namespace
 

@@ -55,8 +55,9 @@ public:
 // ------------------------------------------------------------
 
 /// A frame sink that records what its session writes. It takes every frame
-/// unless a test made it busy; a busy sink owes its session a
-/// `writable_atom`, sent when the test calls `complete_write()`.
+/// unless a test made it busy; a busy sink queues up to `set_queue_room()`
+/// frames (none unless set) and owes its session a `writable_atom`, sent
+/// when the test calls `complete_write()`.
 class recording_sink : public tb::frame_sink {
 public:
   /// Answers true unless busy; a busy sink remembers to send `writable_atom`.
@@ -66,9 +67,21 @@ public:
     return !busy_;
   }
 
-  /// Records `frame`; a write while busy breaks the sink contract.
+  /// Answers true unless busy with its queue room used up (then it
+  /// remembers to send `writable_atom`).
+  bool can_queue() override {
+    if (!busy_ || queued_ < queue_room_)
+      return true;
+    owes_writable_ = true;
+    return false;
+  }
+
+  /// Records `frame`; a write while busy beyond the queue room breaks the
+  /// sink contract.
   void write(std::unique_ptr<pb::ServerFrame> frame) override {
-    EXPECT_FALSE(busy_) << "write() on a busy sink";
+    EXPECT_TRUE(!busy_ || queued_ < queue_room_) << "write() on a busy sink";
+    if (busy_)
+      ++queued_;
     EXPECT_FALSE(finished) << "write() after finish()";
     if (on_write)
       on_write(*frame);
@@ -105,9 +118,15 @@ public:
     busy_ = true;
   }
 
+  /// Lets a busy sink queue `n` frames behind the slow write.
+  void set_queue_room(size_t n) {
+    queue_room_ = n;
+  }
+
   /// Ends the slow write and sends `writable_atom` if the session asked.
   void complete_write() {
     busy_ = false;
+    queued_ = 0;
     if (!std::exchange(owes_writable_, false))
       return;
     if (auto hdl = caf::actor_cast<tb::session_actor>(session))
@@ -165,6 +184,8 @@ public:
 private:
   bool busy_ = false;
   bool owes_writable_ = false;
+  size_t queue_room_ = 0;
+  size_t queued_ = 0;
 };
 
 /// A session actor together with the sink it writes to.

@@ -279,5 +279,25 @@ TEST_F(DeliveryBuffer, QueuedCountsWhatASubscriptionHolds) {
   EXPECT_EQ(buf.queued(1), 1u);
 }
 
+// Issue 15: a subscription that never got a message holds no queue (an
+// empty std::deque costs 576 bytes), and one made on demand works as before.
+TEST_F(DeliveryBuffer, IdleSubscriptionsHoldNoQueue) {
+  delivery_buffer buf{4, 1 << 20};
+  for (uint64_t id = 1; id <= 1000; ++id) {
+    ASSERT_TRUE(buf.add(id));
+    buf.confirm(id);
+  }
+  EXPECT_EQ(buf.allocated_queues(), 0u);
+  push_range(buf, 7, 1, 6); // two dropped: the bound is 4
+  EXPECT_EQ(buf.allocated_queues(), 1u);
+  EXPECT_EQ(drain(buf), ids(7, 3, 6));
+  EXPECT_EQ(buf.take_drop_notices().size(), 1u);
+  EXPECT_TRUE(buf.remove(7));
+  EXPECT_TRUE(buf.remove(8)); // never had a queue
+  EXPECT_EQ(buf.allocated_queues(), 0u);
+  EXPECT_EQ(buf.buffered(), 0u);
+  EXPECT_EQ(buf.buffered_bytes(), 0u);
+}
+
 } // namespace
 } // namespace tb

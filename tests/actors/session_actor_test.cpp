@@ -185,6 +185,32 @@ TEST_F(SessionActor, DeliveriesCoalesceWhileTheSinkIsBusy) {
   EXPECT_EQ(stats(s).delivered, 5u);
 }
 
+// Issue 15: answers do not wait for the frame being written (no round trip
+// to the actor per answer), deliveries still do, and order holds.
+TEST_F(SessionActor, AnswersQueueInTheSinkWhileDeliveriesWait) {
+  auto s = spawn_session();
+  subscribe(s, 1, "t.a");
+  auto mark = s.sink->frames.size();
+  s.sink->set_busy();
+  s.sink->set_queue_room(2);
+  publish(pub, "t.a", 2);
+  for (uint64_t id = 2; id <= 5; ++id)
+    send_frame(s, subscribe_frame(100 + id, id, "t.b"));
+  run();
+  // Two answers fit in the sink's queue; the deliveries wait for the write.
+  auto frames = frames_since(s, mark);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(frames[0].subscribed().subscription_id(), 2u);
+  EXPECT_EQ(frames[1].subscribed().subscription_id(), 3u);
+  s.sink->complete_write();
+  run();
+  frames = frames_since(s, mark);
+  ASSERT_EQ(frames.size(), 5u);
+  EXPECT_EQ(frames[2].subscribed().subscription_id(), 4u);
+  EXPECT_EQ(frames[3].subscribed().subscription_id(), 5u);
+  EXPECT_EQ(frames[4].deliveries().deliveries_size(), 2);
+}
+
 TEST_F(SessionActor, FullSubscriptionLosesOldestAndSaysSoFirst) {
   auto ctx = context();
   ctx.limits.subscription_buffer = 4;
