@@ -116,11 +116,21 @@ void session_bridge::start_write_locked(grpc::ByteBuffer& bytes) {
   reactor_->StartWrite(&writing_, options);
 }
 
+bool session_bridge::may_read_locked() const {
+  return unread_ < max_unread_ && unread_bytes_ < max_unread_bytes;
+}
+
 void session_bridge::frame_consumed() {
   std::lock_guard<std::mutex> guard{mutex_};
   if (unread_ > 0)
     --unread_;
-  if (read_paused_ && unread_ < max_unread_ && !read_ended_ && !finished_ &&
+  if (!unread_sizes_.empty()) {
+    // Frames are released in about the order they were read; the sum is
+    // exact once all are released.
+    unread_bytes_ -= std::min(unread_bytes_, unread_sizes_.front());
+    unread_sizes_.pop_front();
+  }
+  if (read_paused_ && may_read_locked() && !read_ended_ && !finished_ &&
       reactor_ != nullptr) {
     read_paused_ = false;
     start_read_locked();
@@ -166,7 +176,9 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
   // lock (`read_paused_` is false), so `reading_` is this thread's alone.
   client_frame_ptr frame;
   grpc::Status parsed;
+  std::size_t size = 0;
   if (ok) {
+    size = reading_.Length();
     frame = std::make_shared<pb::ClientFrame>();
     parsed = parse_request(reading_, *frame);
     if (!parsed.ok())
@@ -191,8 +203,10 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
     return;
   }
   ++unread_;
+  unread_bytes_ += size;
+  unread_sizes_.push_back(size);
   caf::anon_send(actor_, frame_atom_v, std::move(frame));
-  if (unread_ < max_unread_ && !finished_)
+  if (may_read_locked() && !finished_)
     start_read_locked();
   else
     read_paused_ = true;

@@ -46,6 +46,10 @@ public:
   /// Most serialized frames queued behind the one being written.
   static constexpr std::size_t max_queued_frames = 64;
 
+  /// Reading pauses while the unreleased client frames hold this many
+  /// bytes (or `max_unread` frames), whichever comes first.
+  static constexpr std::size_t max_unread_bytes = 16u << 20;
+
   /// Creates the bridge of `reactor`, whose client is `peer`, authenticated
   /// by `credential` as token `token` (both empty when auth is off).
   session_bridge(session_reactor* reactor, std::size_t max_unread,
@@ -109,6 +113,7 @@ public:
 
 private:
   void start_read_locked();
+  bool may_read_locked() const;
   void start_write_locked(grpc::ByteBuffer& bytes);
   void finish_locked(const grpc::Status& status, const char* reason);
   void finish_or_defer_locked(const grpc::Status& status, const char* reason);
@@ -127,6 +132,9 @@ private:
   bool write_pending_ = false;
   std::optional<grpc::Status> finish_after_write_;
   std::size_t unread_ = 0;
+  // The bytes of the unreleased frames, and each frame's size in read order.
+  std::size_t unread_bytes_ = 0;
+  std::deque<std::size_t> unread_sizes_;
   std::size_t max_unread_;
   bool read_paused_ = false;
   bool read_ended_ = false;
