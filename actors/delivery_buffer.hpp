@@ -4,11 +4,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <unordered_map>
 #include <vector>
 
 #include "actors/message.hpp"
+#include "actors/ring_queue.hpp"
 
 namespace tinybroker::v1 {
 class Delivery;
@@ -114,7 +114,7 @@ public:
 
 private:
   struct subscription {
-    std::deque<message_ref> queue;
+    ring_queue<message_ref> queue;
     bool confirmed = false;
     bool queued_ready = false;
     uint64_t unreported = 0;
@@ -131,7 +131,7 @@ private:
   std::size_t per_subscription_;
   std::size_t max_bytes_;
   subscription_map subs_;
-  std::deque<uint64_t> ready_;     // confirmed subscriptions with messages
+  ring_queue<uint64_t> ready_;     // confirmed subscriptions with messages
   std::vector<uint64_t> lossy_;    // subscriptions with unreported losses
   std::vector<uint64_t> unlogged_; // subscriptions with losses not logged
   std::size_t buffered_ = 0;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e_fixture.hpp"
+#include "raw_client.hpp"
 
 namespace tb::test {
 namespace {
@@ -223,6 +224,23 @@ TEST_F(ToolsTest, BenchIdleWithOwnConnectionsOpensOneConnectionPerSession) {
                                    std::to_string(pid), "--json"});
   EXPECT_EQ(shared.first, 0) << shared.second;
   EXPECT_EQ(connections_of(before, 12), 1u);
+}
+
+// Issue 15: an idle session on its own connection cost 50.5 KB at 200
+// sessions before the broker's gRPC settings and lazy queues, 42-43 KB
+// after (docs/performance.md, "Memory per session"); the bound sits
+// between. Only RSS of a jemalloc build without sanitizers means anything.
+TEST_F(ToolsTest, AnIdleSessionOnItsOwnConnectionCostsUnder46KB) {
+  if (!rss_is_meaningful || !TINYBROKER_EXPECT_JEMALLOC)
+    GTEST_SKIP() << "RSS is not comparable in this build";
+  auto pid = child_named("tinybroker");
+  ASSERT_GT(pid, 0);
+  auto [code, out] = run_command(
+      bench_binary(), {"--server", broker_->address(), "--scenario", "idle",
+                       "--sessions", "200", "--connections", "own",
+                       "--broker-pid", std::to_string(pid), "--json"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_LT(json_number(out, "bytes_per_session"), 46'000) << out;
 }
 
 TEST_F(ToolsTest, BenchHeldReadsTheBrokersMemoryAroundAFullGroup) {
