@@ -70,7 +70,7 @@ bool delivery_buffer::remove(uint64_t subscription_id) {
   // Leave nothing ready that cannot be drained: `has_ready()` must not
   // promise a frame (flush would write an empty Deliveries frame).
   if (i->second.queued_ready)
-    ready_.erase(std::find(ready_.begin(), ready_.end(), subscription_id));
+    ready_.erase_first(subscription_id);
   subs_.erase(i);
   // Stale ids in lossy_ are skipped when met.
   return true;

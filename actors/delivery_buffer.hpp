@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "actors/message.hpp"
+#include "actors/ring_queue.hpp"
 
 namespace tinybroker::v1 {
 class Delivery;
@@ -146,7 +147,7 @@ private:
   std::size_t per_subscription_;
   std::size_t max_bytes_;
   subscription_map subs_;
-  std::deque<uint64_t> ready_;     // confirmed subscriptions with messages
+  ring_queue<uint64_t> ready_;     // confirmed subscriptions with messages
   std::vector<uint64_t> lossy_;    // subscriptions with unreported losses
   std::vector<uint64_t> unlogged_; // subscriptions with losses not logged
   std::size_t buffered_ = 0;

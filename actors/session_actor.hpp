@@ -12,7 +12,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -25,6 +24,7 @@
 #include "actors/delivery_buffer.hpp"
 #include "actors/frame_sink.hpp"
 #include "actors/protocol.hpp"
+#include "actors/ring_queue.hpp"
 #include "actors/route_cache.hpp"
 #include "actors/session_log.hpp"
 
@@ -120,9 +120,9 @@ struct session_state {
   /// The group of every unanswered group delivery, by delivery id.
   std::unordered_map<uint64_t, group_actor> delivery_owners;
   /// Group deliveries not yet written (bounded by the members' credit).
-  std::deque<group_delivery> group_outbox;
+  ring_queue<group_delivery> group_outbox;
   /// Frames other than deliveries, written first.
-  std::deque<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
+  ring_queue<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
   /// Client frames processed but not yet released to the reader, because
   /// the client does not read what the session writes.
   size_t owed_reads = 0;

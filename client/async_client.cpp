@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "client/detail/client_core.hpp"
+#include "net/client_check.hpp"
 
 namespace tb::client {
 
@@ -149,6 +150,13 @@ std::future<publish_result> async_client::publish(outgoing_message message) {
 }
 
 void async_client::publish(outgoing_message message, publish_callback done) {
+  if (auto status = check_strings(message); !status.ok()) {
+    publish_result refused;
+    refused.status = std::move(status);
+    if (done)
+      done(refused);
+    return;
+  }
   pb::Message wire;
   to_proto(message, wire);
   core_->publish(std::move(wire), std::move(done));
@@ -169,6 +177,8 @@ grpc::Status async_client::create_group(const std::string& name,
   pb::CreateGroupRequest request;
   request.set_name(name);
   *request.mutable_settings() = settings;
+  if (auto status = check_strings(request); !status.ok())
+    return status;
   pb::GroupInfo reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

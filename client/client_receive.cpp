@@ -3,9 +3,26 @@
 
 #include "client/detail/client_core.hpp"
 
+#include "net/client_check.hpp"
+
 namespace tb::client::detail {
 
 namespace pb = tinybroker::v1;
+
+namespace {
+
+// Returns INVALID_ARGUMENT if a string of `sub`'s subscribe is not UTF-8.
+grpc::Status check_subscribe(const subscription& sub) {
+  auto status = check_utf8("subscribe.pattern", sub.pattern());
+  if (status.ok())
+    status = check_utf8("subscribe.group", sub.options().group);
+  auto& tags = sub.options().tags;
+  for (std::size_t i = 0; status.ok() && i < tags.size(); ++i)
+    status = check_utf8("subscribe.tags[" + std::to_string(i) + "]", tags[i]);
+  return status;
+}
+
+} // namespace
 
 grpc::Status to_status(const pb::Error& error) {
   return grpc::Status{static_cast<grpc::StatusCode>(error.code()),
@@ -23,6 +40,12 @@ client_core::subscribe(const std::string& pattern, delivery_handler handler,
     guard.unlock();
     sub->end(grpc::Status{grpc::StatusCode::FAILED_PRECONDITION,
                           "the client is closed"});
+    return sub;
+  }
+  // Refused here, never sent: the broker would end the stream.
+  if (auto status = check_subscribe(*sub); !status.ok()) {
+    guard.unlock();
+    sub->end(status);
     return sub;
   }
   active_.emplace(sub->id(), sub);

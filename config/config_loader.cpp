@@ -29,6 +29,7 @@
 #include "actors/routing/topic.hpp"
 
 #include "config/toml_reader.hpp"
+#include "log/utf8.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -254,33 +255,6 @@ void check_groups(reader& r, const broker_config& cfg,
               std::to_string(cfg.limits.max_groups) + " groups",
           std::to_string(r.declared.size()) + " groups are declared");
   }
-}
-
-// Returns the offset of the first byte of `text` that is not part of valid
-// UTF-8 (RFC 3629: no overlong forms, no surrogates, at most U+10FFFF), or
-// `text.size()` if there is none.
-size_t first_invalid_utf8(std::string_view text) {
-  size_t i = 0;
-  while (i < text.size()) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    // The number of continuation bytes and the range of the first one.
-    size_t n = c >= 0xf0 ? 3 : c >= 0xe0 ? 2 : 1;
-    unsigned char lo = c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-    unsigned char hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-    if (c < 0xc2 || c > 0xf4 || text.size() - i <= n)
-      return i;
-    for (size_t k = 1; k <= n; ++k) {
-      auto b = static_cast<unsigned char>(text[i + k]);
-      if (b < (k == 1 ? lo : 0x80) || b > (k == 1 ? hi : 0xbf))
-        return i;
-    }
-    i += n + 1;
-  }
-  return text.size();
 }
 
 // Loads `toml_text` named `name`; relative file names in it start from

@@ -1,4 +1,5 @@
 #include "log/log.hpp"
+#include "log/utf8.hpp"
 
 #include <cstdio>
 #include <ctime>
@@ -8,34 +9,6 @@ namespace tb::log {
 namespace {
 
 constexpr char hex_digits[] = "0123456789abcdef";
-
-// Returns the length of the well-formed UTF-8 sequence at the start of
-// `s` (1 to 4), or 0 if it starts with a byte that begins none.
-std::size_t utf8_length(std::string_view s) {
-  auto byte = [&](std::size_t i) {
-    return i < s.size() ? static_cast<unsigned char>(s[i]) : 0u;
-  };
-  auto cont = [&](std::size_t i, unsigned lo = 0x80, unsigned hi = 0xBF) {
-    auto b = byte(i);
-    return b >= lo && b <= hi;
-  };
-  auto b0 = byte(0);
-  if (b0 < 0x80)
-    return 1;
-  if (b0 >= 0xC2 && b0 <= 0xDF)
-    return cont(1) ? 2 : 0;
-  if (b0 >= 0xE0 && b0 <= 0xEF) {
-    auto lo = b0 == 0xE0 ? 0xA0u : 0x80u; // no overlong forms
-    auto hi = b0 == 0xED ? 0x9Fu : 0xBFu; // no surrogates
-    return cont(1, lo, hi) && cont(2) ? 3 : 0;
-  }
-  if (b0 >= 0xF0 && b0 <= 0xF4) {
-    auto lo = b0 == 0xF0 ? 0x90u : 0x80u;
-    auto hi = b0 == 0xF4 ? 0x8Fu : 0xBFu; // at most U+10FFFF
-    return cont(1, lo, hi) && cont(2) && cont(3) ? 4 : 0;
-  }
-  return 0;
-}
 
 // Returns the short escape of a control character (`n` for a newline), or 0.
 char short_escape(unsigned char c) {
@@ -112,7 +85,7 @@ void append_json_string(std::string& out, std::string_view text) {
   out += '"';
   for (std::size_t i = 0; i < text.size();) {
     auto c = static_cast<unsigned char>(text[i]);
-    auto len = utf8_length(text.substr(i));
+    auto len = utf8_sequence_length(text.substr(i));
     if (len == 0) {
       out += "\\ufffd"; // not UTF-8: a JSON parser would reject the line
       ++i;
@@ -146,7 +119,7 @@ void append_text_escaped(std::string& out, std::string_view text, bool quote) {
     out += '"';
   for (std::size_t i = 0; i < text.size();) {
     auto c = static_cast<unsigned char>(text[i]);
-    auto len = utf8_length(text.substr(i));
+    auto len = utf8_sequence_length(text.substr(i));
     if (len > 1) {
       out.append(text.data() + i, len);
       i += len;
@@ -176,7 +149,7 @@ bool needs_quotes(std::string_view value) {
     return true;
   for (std::size_t i = 0; i < value.size();) {
     auto c = static_cast<unsigned char>(value[i]);
-    auto len = utf8_length(value.substr(i));
+    auto len = utf8_sequence_length(value.substr(i));
     if (len == 0 || c <= ' ' || c == '"' || c == '=' || c == '\\' || c == 0x7f)
       return true;
     i += len;

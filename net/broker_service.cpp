@@ -82,7 +82,10 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   if (auto status =
           parse_request(*const_cast<grpc::ByteBuffer*>(req), parsed->request);
       !status.ok()) {
-    report(make_error_info(ec::invalid_request, status.error_message()));
+    // A client's bug, like a malformed frame on a stream (session_bridge):
+    // a warning, not the info line of an ordinary refusal.
+    log::warn("malformed Publish request; answering INVALID_ARGUMENT",
+              {{"peer", report.peer}, {"error", status.error_message()}});
     reactor->Finish(status);
     return reactor;
   }

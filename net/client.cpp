@@ -1,5 +1,7 @@
 #include "net/client.hpp"
 
+#include "net/client_check.hpp"
+
 #include <grpcpp/support/client_interceptor.h>
 
 namespace tb::client {
@@ -91,6 +93,9 @@ grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
   pb::PublishRequest request;
   for (auto& msg : messages)
     to_proto(msg, *request.add_messages());
+  // A string that is not UTF-8 would make the whole request unparsable.
+  if (auto status = check_strings(request); !status.ok())
+    return status;
   pb::PublishReply reply;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + timeout);

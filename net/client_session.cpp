@@ -1,6 +1,7 @@
 #include "net/client_session.hpp"
 
 #include "net/client.hpp"
+#include "net/client_check.hpp"
 
 namespace tb::client {
 
@@ -36,6 +37,9 @@ void session::read_loop() {
 }
 
 bool session::send(const pb::ClientFrame& frame) {
+  // The broker would end the stream on a frame it cannot parse.
+  if (auto status = check_strings(frame); !status.ok())
+    throw invalid_request(std::move(status));
   std::lock_guard<std::mutex> guard{write_mutex_};
   if (writes_done_)
     return false;

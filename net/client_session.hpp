@@ -38,7 +38,9 @@ public:
   session(const session&) = delete;
   session& operator=(const session&) = delete;
 
-  /// Sends a raw frame; false if the stream is broken.
+  /// Sends a raw frame; false if the stream is broken. Throws
+  /// `invalid_request` (net/client_check.hpp), sending nothing, if a string
+  /// in it is not UTF-8; so do the calls below, which send through it.
   bool send(const tinybroker::v1::ClientFrame& frame);
 
   /// Sends a raw frame with `options`: with `set_buffer_hint()` gRPC may

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include <caf/actor_system.hpp>
@@ -29,6 +31,42 @@ namespace {
 // The largest gRPC message the broker reads: a publish frame of many
 // messages. Bounded, like every buffer.
 constexpr int max_grpc_message_bytes = 64 << 20;
+
+// -- memory per connection (docs/performance.md, "Memory per session") -------
+
+// The first read buffer of a connection, grown by gRPC while reads fill it
+// (up to `max_read_chunk`). gRPC's default is 8 KiB, held by every idle
+// connection.
+constexpr int first_read_chunk = 256;
+
+// The largest read buffer of a connection, so that one that went idle after
+// a burst holds at most this much.
+constexpr int max_read_chunk = 64 << 10;
+
+// Turns off gRPC 1.51's `tcp_read_chunks` experiment, which reads into
+// fixed 8 KiB buffers and ignores the read chunk settings above; kept if
+// GRPC_EXPERIMENTS already names it. gRPC reads the variable once, before
+// its first TCP read; the broker calls this before it builds the server.
+void prefer_sized_reads() {
+  constexpr const char* name = "GRPC_EXPERIMENTS";
+  const char* set = std::getenv(name);
+  std::string value = set != nullptr ? set : "";
+  if (value.find("tcp_read_chunks") != std::string::npos)
+    return;
+  value += value.empty() ? "-tcp_read_chunks" : ",-tcp_read_chunks";
+  setenv(name, value.c_str(), 1);
+}
+
+// Sets what each connection costs at rest: small first read buffers, no
+// zero-copy send records (zero-copy is off, but gRPC allocates 4 records
+// per connection unless told 0), no channelz entries (no channelz service
+// is registered).
+void add_connection_settings(grpc::ServerBuilder& builder) {
+  builder.AddChannelArgument(GRPC_ARG_TCP_READ_CHUNK_SIZE, first_read_chunk);
+  builder.AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, max_read_chunk);
+  builder.AddChannelArgument(GRPC_ARG_TCP_TX_ZEROCOPY_MAX_SIMULT_SENDS, 0);
+  builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
+}
 
 // The CAF configuration of a broker.
 class system_config : public caf::actor_system_config {
@@ -66,6 +104,7 @@ broker_server::~broker_server() {
 }
 
 error_info broker_server::start() {
+  prefer_sized_reads();
   system_config_ =
       std::make_unique<system_config>(cfg_.worker_threads, cfg_.scheduler);
   system_ = std::make_unique<caf::actor_system>(*system_config_);
@@ -115,6 +154,7 @@ error_info broker_server::start() {
   builder.RegisterService(service_.get());
   builder.SetMaxReceiveMessageSize(max_grpc_message_bytes);
   builder.SetMaxSendMessageSize(max_grpc_message_bytes);
+  add_connection_settings(builder);
   // A failed bind is explained below in one line; gRPC's own account of it
   // goes to the debug level.
   log::set_grpc_level(log::level::debug);

@@ -1,10 +1,11 @@
 // Memory scenarios of tinybroker-bench, which read the broker's resident
 // memory (VmRSS of /proc/PID/status; the broker must run on this host):
-// `idle` opens S sessions that each hold one fan-out subscription and
-// reports the growth per session; `held` publishes N messages to a fresh
-// group without members and reports the growth per held message. Also the
-// group calls the queue scenario uses.
+// `idle` opens S sessions that each hold one fan-out subscription (on one
+// shared connection, or each on its own) and reports the growth per session;
+// `held` publishes N messages to a fresh group without members and reports the
+// growth per held message. Also the group calls the queue scenario uses.
 
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <optional>
@@ -53,23 +54,37 @@ std::optional<uint64_t> pending_of(client::connection& conn,
   return std::nullopt;
 }
 
-// Prints the memory reading for `count` things of `what`.
+// Returns the growth from `before` to `after` (KiB) per one of `count`.
+double growth_per(long long before, long long after, uint64_t count) {
+  return count > 0 ? static_cast<double>(after - before) * 1024.0 /
+                         static_cast<double>(count)
+                   : 0.0;
+}
+
+// Prints the memory reading for `count` things of `what`; `at_once` is the
+// reading taken before the --settle wait, if there was one (else -1).
 void print_memory(const run_config& cfg, const char* what, uint64_t asked,
                   uint64_t count, double elapsed, long long before,
-                  long long after, double extra_json_bytes) {
-  auto per = count > 0 ? static_cast<double>(after - before) * 1024.0 /
-                             static_cast<double>(count)
-                       : 0.0;
+                  long long after, double extra_json_bytes,
+                  long long at_once = -1) {
+  auto per = growth_per(before, after, count);
+  auto per_at_once = growth_per(before, at_once, count);
   if (cfg.json) {
+    std::string settle;
+    if (at_once >= 0)
+      settle = ",\"settle_s\":" + std::to_string(cfg.settle_seconds) +
+               ",\"rss_at_once_kib\":" + std::to_string(at_once) +
+               ",\"bytes_per_" + what +
+               "_at_once\":" + std::to_string(std::llround(per_at_once));
     std::printf("{\"scenario\":%s,\"server\":%s,\"%ss\":%llu,"
                 "\"measured\":%llu,\"elapsed_s\":%.6f,"
                 "\"rss_before_kib\":%lld,\"rss_after_kib\":%lld,"
-                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f}\n",
+                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f%s}\n",
                 json_string(cfg.scenario).c_str(),
                 json_string(cfg.server).c_str(), what,
                 static_cast<unsigned long long>(asked),
                 static_cast<unsigned long long>(count), elapsed, before, after,
-                what, per, per - extra_json_bytes);
+                what, per, per - extra_json_bytes, settle.c_str());
     return;
   }
   std::printf("%-24s %s\n", "scenario", cfg.scenario.c_str());
@@ -82,6 +97,12 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
   std::printf("%-24s %lld\n", "broker RSS after (KiB)", after);
   std::printf("%-24s %.0f\n", ("bytes per " + std::string{what}).c_str(), per);
   std::printf("%-24s %.0f\n", "bytes beyond content", per - extra_json_bytes);
+  if (at_once >= 0) {
+    std::printf("%-24s %lld\n", "broker RSS at once (KiB)", at_once);
+    std::printf("%-24s %.0f\n",
+                ("bytes per " + std::string{what} + " at once").c_str(),
+                per_at_once);
+  }
 }
 
 // Returns the broker's memory, or -1 after saying why it cannot be read.
@@ -162,26 +183,49 @@ int run_held(client::connection& conn, const run_config& cfg) {
   return held == cfg.messages && pub.errors.load() == 0 ? exit_ok : exit_lost;
 }
 
-int run_idle(client::connection& conn, const run_config& cfg) {
+int run_idle(client::connection& conn, const run_config& cfg,
+             const client::security_options& security) {
   auto before = broker_memory(cfg);
   if (before < 0)
     return exit_usage;
   auto run_id = random_run_id();
+  // With own connections, a local subchannel pool keeps gRPC from sharing
+  // one TCP connection between channels of the same target and settings.
+  std::vector<std::unique_ptr<client::connection>> own;
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   std::vector<std::unique_ptr<client::session>> sessions;
   sessions.reserve(cfg.sessions);
   auto start = now_ns();
   for (unsigned i = 0; i < cfg.sessions; ++i) {
-    sessions.push_back(conn.open_session());
+    if (cfg.own_connections) {
+      own.push_back(std::make_unique<client::connection>(
+          client::make_channel(cfg.server, security, args)));
+      sessions.push_back(own.back()->open_session());
+    } else {
+      sessions.push_back(conn.open_session());
+    }
     sessions.back()->subscribe(
         1, "bench." + run_id + ".idle." + std::to_string(i), "", 1);
   }
   auto confirmed = await_subscribed(sessions);
+  auto elapsed = seconds_between(start, now_ns());
   auto after = broker_memory(cfg);
-  print_memory(cfg, "session", cfg.sessions, confirmed,
-               seconds_between(start, now_ns()), before, after, 0);
+  long long at_once = -1;
+  if (cfg.settle_seconds > 0) {
+    // Garbage of the start-up that the allocator gives back over its decay
+    // time is not what an idle session costs; the second reading tells.
+    at_once = after;
+    std::this_thread::sleep_for(
+        std::chrono::duration<double>(cfg.settle_seconds));
+    after = broker_memory(cfg);
+  }
+  print_memory(cfg, "session", cfg.sessions, confirmed, elapsed, before, after,
+               0, at_once);
   std::fflush(stdout);
   for (auto& session : sessions)
     session->close(2s);
+  sessions.clear(); // before their connections
   return confirmed == cfg.sessions ? exit_ok : exit_lost;
 }
 

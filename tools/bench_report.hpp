@@ -20,6 +20,7 @@
 namespace tb::client {
 class connection;
 class session;
+struct security_options;
 } // namespace tb::client
 
 namespace tb::bench {
@@ -75,6 +76,12 @@ struct run_config {
   unsigned topics = 1;
   /// Idle sessions to open (scenario idle).
   unsigned sessions = 1000;
+  /// Scenario idle: give each session its own channel and TCP connection
+  /// (`--connections own`) instead of sharing one.
+  bool own_connections = false;
+  /// Scenario idle: seconds to wait after the last subscribe was confirmed
+  /// before reading the broker's memory again (`--settle`); 0 reads at once.
+  double settle_seconds = 0;
   /// The broker's process id, whose resident memory the memory scenarios
   /// read and whose CPU time every scenario reports; 0 = not given.
   int broker_pid = 0;
@@ -335,8 +342,11 @@ int run_queue(client::connection& conn, const run_config& cfg);
 
 /// Runs scenario idle (tools/bench_memory.cpp): opens cfg.sessions
 /// sessions with one subscription each and prints the broker's resident
-/// memory before and after; returns the exit code.
-int run_idle(client::connection& conn, const run_config& cfg);
+/// memory before and after; returns the exit code. With
+/// cfg.own_connections each session gets its own connection, made with
+/// `security`.
+int run_idle(client::connection& conn, const run_config& cfg,
+             const client::security_options& security);
 
 /// Runs scenario held (tools/bench_memory.cpp): publishes cfg.messages
 /// messages to a fresh group without members and prints the broker's

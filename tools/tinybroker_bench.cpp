@@ -112,6 +112,7 @@ int main(int argc, char** argv) {
       "Scenario s5: fan-out over --topics (default 1000) topics "
       "orders.<i>.created to a subscriber on orders.*.created.\n"
       "Scenario idle: opens --sessions sessions with one subscription each "
+      "(all on one connection, or each on its own with --connections own) "
       "and reports the broker's resident memory per session.\n"
       "Scenario held: publishes N messages to a fresh group without "
       "members and reports the broker's resident memory per held message.\n"
@@ -201,6 +202,19 @@ int main(int argc, char** argv) {
                  "expiry: seconds of probing after the publisher closed "
                  "(within --max-seconds)")
       ->check(CLI::PositiveNumber);
+  app.add_option_function<std::string>(
+         "--connections",
+         [&cfg](const std::string& how) { cfg.own_connections = how == "own"; },
+         "idle: shared (every session on one connection, the default) or "
+         "own (each session on its own channel and TCP connection)")
+      ->check(CLI::IsMember({"shared", "own"}))
+      ->default_str("shared");
+  app.add_option("--settle", cfg.settle_seconds,
+                 "idle: also read the broker's memory this many seconds "
+                 "after the last subscribe was confirmed, to tell garbage "
+                 "the allocator gives back later from what the sessions "
+                 "keep")
+      ->check(CLI::Range(0.0, 3600.0));
   app.add_option("--broker-pid", cfg.broker_pid,
                  "the broker's process id: idle, held and topic-memory read "
                  "its memory (required), every scenario its CPU time")
@@ -226,7 +240,7 @@ int main(int argc, char** argv) {
       "  S5: tinybroker-bench --server 127.0.0.1:7400 --scenario s5 "
       "--paced\n"
       "  idle: tinybroker-bench --server 127.0.0.1:7400 --scenario "
-      "idle --broker-pid $(pidof tinybroker)\n"
+      "idle --connections own --broker-pid $(pidof tinybroker)\n"
       "  held: tinybroker-bench --server 127.0.0.1:7400 --scenario "
       "held --broker-pid $(pidof tinybroker)\n"
       "  topics-new: tinybroker-bench --server 127.0.0.1:7400 --scenario "
@@ -249,8 +263,9 @@ int main(int argc, char** argv) {
   }
 
   std::unique_ptr<tb::client::connection> conn_ptr;
+  tb::client::security_options security;
   try {
-    auto security = tb::client::resolve_security(
+    security = tb::client::resolve_security(
         security_flags, tb::client::security_sources_from_env());
     conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security);
   } catch (const tb::client::security_error& e) {
@@ -267,7 +282,7 @@ int main(int argc, char** argv) {
   case scenario_kind::queue:
     return tb::bench::run_queue(conn, cfg);
   case scenario_kind::idle:
-    return tb::bench::run_idle(conn, cfg);
+    return tb::bench::run_idle(conn, cfg, security);
   case scenario_kind::held:
     return tb::bench::run_held(conn, cfg);
   case scenario_kind::topics_new:

@@ -1,5 +1,7 @@
-// End to end: input the broker must survive (issue 10, section 3). Frames
-// that do not parse end their stream with INVALID_ARGUMENT naming why; an
+// End to end: input the broker must survive (issue 10, section 3; issue 15
+// for strings that are not UTF-8). Frames that do not parse end their
+// stream with INVALID_ARGUMENT naming why, and a unary Publish that does not
+// parse is answered so, each with a warning in the log; an
 // empty frame, a flood of stale acks and oversized batches get errors and
 // leave the session usable; nothing of a refused batch is routed.
 
@@ -26,8 +28,29 @@ void report_duration(const char* what, clock_type::time_point start) {
   std::printf("[ TIME ] %s: %lld ms\n", what, static_cast<long long>(ms));
 }
 
+// Returns `bytes` with the last byte of `marker` (which must occur in them)
+// replaced by 0xff, a byte that is never UTF-8: protobuf will not serialize
+// such a string without complaint, so tests build it from a good one.
+std::string spoil_utf8(std::string bytes, const std::string& marker) {
+  auto at = bytes.find(marker);
+  EXPECT_NE(at, std::string::npos) << marker;
+  if (at != std::string::npos)
+    bytes[at + marker.size() - 1] = '\xff';
+  return bytes;
+}
+
 class BadInputTest : public BrokerTest {
 protected:
+  // Returns the broker's first log line holding `text` ("" if none).
+  std::string log_line(const std::string& text) const {
+    auto out = broker_->output();
+    auto at = out.find(text);
+    if (at == std::string::npos)
+      return "";
+    auto begin = out.rfind('\n', at) + 1; // npos + 1 == 0
+    return out.substr(begin, out.find('\n', at) - begin);
+  }
+
   // Subscribes a raw session to `pattern` and waits for the confirmation.
   static void raw_subscribe(raw_session& session, uint64_t id,
                             const std::string& pattern) {
@@ -60,10 +83,7 @@ protected:
         << status.error_message();
     EXPECT_TRUE(broker_->wait_for_output("malformed client frame", patience))
         << broker_->output();
-    auto out = broker_->output();
-    auto at = out.find("malformed client frame");
-    auto line = out.substr(out.rfind('\n', at) + 1,
-                           out.find('\n', at) - out.rfind('\n', at) - 1);
+    auto line = log_line("malformed client frame");
     EXPECT_NE(line.find("WARN"), std::string::npos) << line;
     EXPECT_NE(line.find(size), std::string::npos) << line;
     publish({"after.malformed"});
@@ -116,6 +136,45 @@ TEST_F(BadInputTest, TruncatedFrameEndsTheStreamWithInvalidArgument) {
 TEST_F(BadInputTest, StringThatIsNotUtf8EndsTheStreamWithInvalidArgument) {
   // subscribe (field 2) { pattern (field 2) = "\xc3\x28" }: not UTF-8.
   expect_malformed(std::string{"\x12\x04\x12\x02\xc3\x28", 6}, "UTF-8");
+}
+
+// Issue 15: a topic that is not UTF-8 in a publish frame, as an older C++
+// client sent it (the client now refuses it before sending).
+TEST_F(BadInputTest, TopicThatIsNotUtf8EndsTheStreamWithInvalidArgument) {
+  pb::ClientFrame frame;
+  frame.set_request_id(4);
+  frame.mutable_publish()->set_confirm(true);
+  frame.mutable_publish()->add_messages()->set_topic("malformed.topic~");
+  expect_malformed(spoil_utf8(frame.SerializeAsString(), "malformed.topic~"),
+                   "a string that is not UTF-8");
+}
+
+// Issue 15: the unary call answers INVALID_ARGUMENT naming why (not
+// UNIMPLEMENTED), logs a warning, and routes none of the request.
+TEST_F(BadInputTest, UnaryPublishWithATopicThatIsNotUtf8IsInvalidArgument) {
+  auto sub = subscriber(1, ">");
+  pb::PublishRequest request;
+  request.add_messages()->set_topic("good.topic");
+  request.add_messages()->set_topic("bad.topic~");
+  auto bytes = spoil_utf8(request.SerializeAsString(), "bad.topic~");
+  auto status = raw_publish(raw_channel(broker_->address()), bytes);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT)
+      << status.error_message();
+  auto size = std::to_string(bytes.size()) + " bytes";
+  for (auto& part : {size, std::string{"tinybroker.v1.PublishRequest"},
+                     std::string{"a string that is not UTF-8"}})
+    EXPECT_NE(status.error_message().find(part), std::string::npos)
+        << part << " not in: " << status.error_message();
+  ASSERT_TRUE(broker_->wait_for_output("malformed Publish request", patience))
+      << broker_->output();
+  auto line = log_line("malformed Publish request");
+  EXPECT_NE(line.find("WARN"), std::string::npos) << line;
+  EXPECT_NE(line.find("peer="), std::string::npos) << line;
+  EXPECT_NE(line.find(size), std::string::npos) << line;
+  // Nothing of the request was routed: the next message is the first.
+  publish({"after.bad"});
+  EXPECT_EQ(topics_of(sub->receive(1, patience)),
+            std::vector<std::string>({"after.bad"}));
 }
 
 TEST_F(BadInputTest, ZeroByteFrameGetsAnErrorFrameAndTheStreamGoesOn) {

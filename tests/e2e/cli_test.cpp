@@ -141,6 +141,38 @@ TEST_F(CliTest, UsageErrorsExitTwoAndNameTheProblem) {
   }
 }
 
+// Issue 15: a name that is not UTF-8 cannot be sent (the broker would end
+// the stream); the CLI says which one and where, before connecting.
+TEST_F(CliTest, NamesThatAreNotUtf8AreUsageErrorsAndNothingIsSent) {
+  struct bad_name {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (auto& c : std::vector<bad_name>{
+           {{"sub", "x.\xff"},
+            "tinybroker-cli: pattern \"x.\\xff\" is not UTF-8 (at byte "
+            "offset 2: 0xff)"},
+           {{"pub", "x.\xff", "hi"},
+            "tinybroker-cli: topic \"x.\\xff\" is not UTF-8 (at byte "
+            "offset 2: 0xff)"},
+           {{"pub", "orders.\xc3\xa9t\xc3", "hi"}, "(at byte offset 10: 0xc3)"},
+           {{"pub", "a.b", "hi", "--key", "k\xed\xa0\x80"}, "--key"},
+           {{"pub", "a.b", "hi", "-H", "trace=\xc0\xaf"}, "--header"},
+           {{"sub", "a.>", "--group", "g\xff"}, "--group"},
+           {{"groups", "create", "g\xfe", "--pattern", "a.>"}, "group name"},
+           {{"groups", "delete", "g\xfe"}, "group name"}}) {
+    auto [code, out] = cli(c.args);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find(c.message), std::string::npos)
+        << c.message << " not in:\n"
+        << out;
+  }
+  // Nothing reached the broker: no stream, no frame it could not parse.
+  auto log = broker_->output();
+  EXPECT_EQ(log.find("session opened"), std::string::npos) << log;
+  EXPECT_EQ(log.find("malformed"), std::string::npos) << log;
+}
+
 TEST_F(CliTest, HelpOfEveryCommandExitsZeroWithAnExample) {
   for (auto& args :
        std::vector<std::vector<std::string>>{{"--help"},

@@ -4,11 +4,17 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <regex>
+#include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "e2e_fixture.hpp"
+#include "raw_client.hpp"
 
 namespace tb::test {
 namespace {
@@ -50,6 +56,17 @@ int child_named(const std::string& name) {
   }
   closedir(proc);
   return found;
+}
+
+// Returns the client address (`peer=`) of each "session opened" line in
+// `log`, in order: sessions on one TCP connection share it.
+std::vector<std::string> opened_sessions(const std::string& log) {
+  std::vector<std::string> peers;
+  std::regex opened{"session opened peer=(\\S+)"};
+  for (std::sregex_iterator i{log.begin(), log.end(), opened}, end; i != end;
+       ++i)
+    peers.push_back((*i)[1]);
+  return peers;
 }
 
 // Expects the percentiles of a run's latency in order and above zero.
@@ -165,6 +182,65 @@ TEST_F(ToolsTest, BenchIdleReadsTheBrokersMemoryAroundItsSessions) {
   EXPECT_GT(json_number(out, "rss_before_kib"), 0) << out;
   EXPECT_GT(json_number(out, "rss_after_kib"), 0) << out;
   EXPECT_NE(out.find("\"bytes_per_session\""), std::string::npos) << out;
+}
+
+// Issue 15: --connections own gives each idle session its own TCP
+// connection (the broker sees one peer address per session), and --settle
+// reads the memory a second time.
+TEST_F(ToolsTest, BenchIdleWithOwnConnectionsOpensOneConnectionPerSession) {
+  auto pid = child_named("tinybroker");
+  ASSERT_GT(pid, 0);
+  // Waits until the broker logged `n` sessions after the first `before`
+  // (another process: polled), and returns how many connections they used.
+  auto connections_of = [&](std::size_t before, std::size_t n) {
+    auto deadline = std::chrono::steady_clock::now() + patience;
+    auto peers = opened_sessions(broker_->output());
+    while (peers.size() < before + n &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      peers = opened_sessions(broker_->output());
+    }
+    EXPECT_EQ(peers.size(), before + n) << broker_->output();
+    return std::set<std::string>(peers.begin() + std::min(before, peers.size()),
+                                 peers.end())
+        .size();
+  };
+  auto before = opened_sessions(broker_->output()).size();
+  auto [code, out] = run_command(
+      bench_binary(), {"--server", broker_->address(), "--scenario", "idle",
+                       "--sessions", "12", "--connections", "own", "--settle",
+                       "0.2", "--broker-pid", std::to_string(pid), "--json"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(json_number(out, "measured"), 12) << out;
+  EXPECT_GT(json_number(out, "rss_at_once_kib"), 0) << out;
+  EXPECT_NE(out.find("\"bytes_per_session_at_once\""), std::string::npos)
+      << out;
+  EXPECT_EQ(connections_of(before, 12), 12u);
+  // Shared (the default): all of them on one connection.
+  before = opened_sessions(broker_->output()).size();
+  auto shared =
+      run_command(bench_binary(), {"--server", broker_->address(), "--scenario",
+                                   "idle", "--sessions", "12", "--broker-pid",
+                                   std::to_string(pid), "--json"});
+  EXPECT_EQ(shared.first, 0) << shared.second;
+  EXPECT_EQ(connections_of(before, 12), 1u);
+}
+
+// Issue 15: an idle session on its own connection cost 50.5 KB at 200
+// sessions before the broker's gRPC settings and lazy queues, 42-43 KB
+// after (docs/performance.md, "Memory per session"); the bound sits
+// between. Only RSS of a jemalloc build without sanitizers means anything.
+TEST_F(ToolsTest, AnIdleSessionOnItsOwnConnectionCostsUnder46KB) {
+  if (!rss_is_meaningful || !TINYBROKER_EXPECT_JEMALLOC)
+    GTEST_SKIP() << "RSS is not comparable in this build";
+  auto pid = child_named("tinybroker");
+  ASSERT_GT(pid, 0);
+  auto [code, out] = run_command(
+      bench_binary(), {"--server", broker_->address(), "--scenario", "idle",
+                       "--sessions", "200", "--connections", "own",
+                       "--broker-pid", std::to_string(pid), "--json"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_LT(json_number(out, "bytes_per_session"), 46'000) << out;
 }
 
 TEST_F(ToolsTest, BenchHeldReadsTheBrokersMemoryAroundAFullGroup) {

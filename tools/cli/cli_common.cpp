@@ -2,6 +2,7 @@
 
 #include "config/broker_config.hpp"
 #include "config/config_loader.hpp"
+#include "net/client_check.hpp"
 #include "tools/security_flags.hpp"
 
 namespace tb::cli {
@@ -141,6 +142,14 @@ std::string describe(const tinybroker::v1::Error& error) {
   if (!error.reason().empty())
     text += " (" + error.reason() + ")";
   return text + ": " + error.message();
+}
+
+void require_utf8(const std::string& what, const std::string& value) {
+  auto status = client::check_utf8(what, value);
+  if (!status.ok())
+    throw cli_failure(exit_usage, status.error_message() +
+                                      "; topics, patterns, names, keys and "
+                                      "headers must be UTF-8 text");
 }
 
 void check_status(const grpc::Status& status, const std::string& what) {

@@ -108,6 +108,11 @@ std::string describe(const grpc::Status& status);
 /// Returns "CODE (reason): message" for a refusal the broker sent.
 std::string describe(const tinybroker::v1::Error& error);
 
+/// Throws a `cli_failure` with `exit_usage` if `value`, named `what` in the
+/// message (e.g. "topic"), is not UTF-8: the broker takes only UTF-8 names,
+/// so nothing is sent.
+void require_utf8(const std::string& what, const std::string& value);
+
 /// Throws a `cli_failure` saying `what` failed if `status` is not OK.
 void check_status(const grpc::Status& status, const std::string& what);
 

@@ -65,6 +65,10 @@ int run_ls(const connection_options& opts) {
 
 // Runs `groups create`.
 int run_create(const create_options& create, const connection_options& opts) {
+  require_utf8("group name", create.name);
+  require_utf8("--pattern", create.settings.pattern());
+  require_utf8("--dead-letter", create.settings.dead_letter());
+  require_utf8("--policy", create.settings.policy());
   auto conn = connect(opts);
   pb::CreateGroupRequest request;
   request.set_name(create.name);
@@ -86,6 +90,7 @@ int run_create(const create_options& create, const connection_options& opts) {
 
 // Runs `groups delete`.
 int run_delete(const std::string& name, const connection_options& opts) {
+  require_utf8("group name", name);
   auto conn = connect(opts);
   pb::DeleteGroupRequest request;
   request.set_name(name);

@@ -172,10 +172,14 @@ std::string read_file(const std::string& path) {
 // Runs `pub` once the command line was parsed.
 int run_pub(const pub_options& opts, bool data_given,
             const connection_options& conn_opts) {
-  for (auto& header : opts.headers)
+  require_utf8("topic", opts.topic);
+  require_utf8("--key", opts.key);
+  for (auto& header : opts.headers) {
     if (header.find('=') == std::string::npos || header.front() == '=')
       throw cli_failure(exit_usage, "--header: got \"" + header +
                                         "\"; expected NAME=VALUE");
+    require_utf8("--header", header);
+  }
   std::string payload = data_given ? opts.data : "";
   if (!opts.file.empty())
     payload = read_file(opts.file);

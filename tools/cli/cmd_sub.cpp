@@ -139,6 +139,10 @@ void send_answers(client::session& session, answer mode,
 
 // Runs `sub` once the command line was parsed.
 int run_sub(const sub_options& opts, const connection_options& conn_opts) {
+  require_utf8("pattern", opts.pattern);
+  require_utf8("--group", opts.group);
+  for (auto& tag : opts.tags)
+    require_utf8("--tag", tag);
   auto conn = connect(conn_opts);
   auto session = conn->open_session();
   if (opts.group.empty())

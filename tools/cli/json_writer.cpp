@@ -1,5 +1,7 @@
 #include "tools/cli/json_writer.hpp"
 
+#include "log/utf8.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -40,20 +42,6 @@ void append_quoted(std::string& out, std::string_view value) {
     }
   }
   out += '"';
-}
-
-// Returns how many continuation bytes follow lead byte `c`, or -1 if `c`
-// cannot start a UTF-8 sequence.
-int continuation_bytes(unsigned char c) {
-  if (c < 0x80)
-    return 0;
-  if (c >= 0xc2 && c <= 0xdf)
-    return 1;
-  if (c >= 0xe0 && c <= 0xef)
-    return 2;
-  if (c >= 0xf0 && c <= 0xf4)
-    return 3;
-  return -1;
 }
 
 } // namespace
@@ -136,33 +124,6 @@ void json_writer::begin_value(std::string_view name) {
     append_quoted(out_, name);
     out_ += ':';
   }
-}
-
-bool is_utf8(std::string_view bytes) {
-  for (std::size_t i = 0; i < bytes.size();) {
-    auto lead = static_cast<unsigned char>(bytes[i]);
-    int more = continuation_bytes(lead);
-    if (more < 0 || bytes.size() - i <= static_cast<std::size_t>(more))
-      return false;
-    for (int k = 1; k <= more; ++k) {
-      auto c = static_cast<unsigned char>(bytes[i + k]);
-      if ((c & 0xc0) != 0x80)
-        return false;
-    }
-    // Overlong three- and four-byte forms, surrogates and code points
-    // beyond U+10FFFF.
-    if (more == 2) {
-      auto second = static_cast<unsigned char>(bytes[i + 1]);
-      if ((lead == 0xe0 && second < 0xa0) || (lead == 0xed && second > 0x9f))
-        return false;
-    } else if (more == 3) {
-      auto second = static_cast<unsigned char>(bytes[i + 1]);
-      if ((lead == 0xf0 && second < 0x90) || (lead == 0xf4 && second > 0x8f))
-        return false;
-    }
-    i += 1 + static_cast<std::size_t>(more);
-  }
-  return true;
 }
 
 std::string base64(std::string_view bytes) {

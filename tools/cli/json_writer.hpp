@@ -60,9 +60,6 @@ private:
   std::vector<bool> first_;
 };
 
-/// Returns true if `bytes` is valid UTF-8.
-bool is_utf8(std::string_view bytes);
-
 /// Returns the standard base64 encoding of `bytes`, with padding.
 std::string base64(std::string_view bytes);
 
