@@ -46,6 +46,16 @@ void schedule_tick(topic_shard_pointer self) {
     self->delayed_send(self, due - now, tick_atom_v);
 }
 
+// Returns the shard's topics that `pattern` matches.
+std::vector<shard_topic*> matching_topics(topic_shard_state& st,
+                                          const std::string& pattern) {
+  std::vector<shard_topic*> matched;
+  st.index.for_each_match(pattern, [&](const std::string& name) {
+    matched.push_back(&st.topics.at(name));
+  });
+  return matched;
+}
+
 } // namespace
 
 void add_cacher(topic_shard_pointer self, shard_topic& topic,
@@ -142,10 +152,7 @@ caf::result<caf::ok_atom> shard_add_target(topic_shard_pointer self,
                                            const std::string& pattern,
                                            const fanout_target& target) {
   auto& st = self->state;
-  std::vector<shard_topic*> matched;
-  st.index.for_each_match(pattern, [&](const std::string& name) {
-    matched.push_back(&st.topics.at(name));
-  });
+  auto matched = matching_topics(st, pattern);
   if (matched.empty())
     return caf::ok_atom_v;
   auto [entry, added] = st.sessions.try_emplace(target.session.address());
@@ -216,10 +223,7 @@ void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
                          const fanout_target& target) {
   auto& st = self->state;
   auto addr = target.session.address();
-  std::vector<shard_topic*> matched;
-  st.index.for_each_match(pattern, [&](const std::string& name) {
-    matched.push_back(&st.topics.at(name));
-  });
+  auto matched = matching_topics(st, pattern);
   route_pushes pushes;
   for (auto* topic : matched) {
     auto removed = remove_targets(
@@ -247,10 +251,7 @@ caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
     if (--*remaining == 0)
       promise.deliver(caf::ok_atom_v);
   };
-  std::vector<shard_topic*> matched;
-  st.index.for_each_match(pattern, [&](const std::string& name) {
-    matched.push_back(&st.topics.at(name));
-  });
+  auto matched = matching_topics(st, pattern);
   route_pushes pushes;
   for (auto* topic : matched) {
     auto& groups = topic->current->groups;
@@ -269,10 +270,7 @@ caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
 void shard_remove_group(topic_shard_pointer self, const std::string& pattern,
                         const group_actor& group) {
   auto& st = self->state;
-  std::vector<shard_topic*> matched;
-  st.index.for_each_match(pattern, [&](const std::string& name) {
-    matched.push_back(&st.topics.at(name));
-  });
+  auto matched = matching_topics(st, pattern);
   route_pushes pushes;
   for (auto* topic : matched) {
     auto& groups = topic->current->groups;
