@@ -90,7 +90,11 @@ TEST_F(BenchRoutingTest, SubscribeOneTopicReachesEverySubscription) {
   EXPECT_EQ(code, 0) << out;
   EXPECT_EQ(json_number(out, "confirmed"), 200) << out;
   EXPECT_EQ(json_number(out, "deliveries"), 200) << out;
-  EXPECT_GT(json_number(out, "growth"), 0) << out;
+  EXPECT_GT(json_number(out, "first_10pct_us"), 0) << out;
+  EXPECT_GT(json_number(out, "last_10pct_us"), 0) << out;
+  // A ratio printed with two decimals: a burst of answers can make the
+  // last tenth's round trips so short that it reads 0.00.
+  EXPECT_GE(json_number(out, "growth"), 0) << out;
 }
 
 TEST_F(BenchRoutingTest, SubscribeWildcardTimesEachRepeat) {
