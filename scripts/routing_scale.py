@@ -8,7 +8,9 @@ Each run starts a fresh broker on 127.0.0.1:7640 with scripts/scale.toml
 (or scripts/expiry.toml: topic_idle_timeout = "2s") and the bench from
 build/. Raw values are printed next to the medians.
 """
-import json, os, subprocess, statistics, sys
+import json, os, subprocess, statistics, sys, time
+
+from compare_brokers import wait_listening
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.join(HERE, "..", "build", "tinybroker-bench")
 BIN = {"base": sys.argv[1], "new": sys.argv[2]}
@@ -33,13 +35,7 @@ def run_once(broker, config, args, port="7640"):
                              "127.0.0.1:" + port, "--metrics-listen", "off"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        import socket, time
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", int(port)), 0.1).close()
-                break
-            except OSError:
-                time.sleep(0.1)
+        wait_listening(int(port), time.time() + 10)
         out = subprocess.run([BENCH, "--server", "127.0.0.1:" + port,
                               "--broker-pid", str(proc.pid), "--json"] + args,
                              capture_output=True, text=True, timeout=400).stdout

@@ -33,20 +33,8 @@ listen = "off"
 """
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_listening(port, deadline):
-    while time.time() < deadline:
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
+# The broker start helpers are compare_brokers.py's (same directory).
+from compare_brokers import free_port, wait_listening
 
 
 def run_once(broker, config, driver, driver_args, perf_file):
