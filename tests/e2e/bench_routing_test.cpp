@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "e2e_fixture.hpp"
+#include "json_fields.hpp"
 
 namespace tb::test {
 namespace {
@@ -34,18 +35,6 @@ protected:
                        all);
   }
 };
-
-// Returns the number after `"key":` in the JSON object `json`; fails the
-// test and returns -1 when it is not there.
-double json_number(const std::string& json, const std::string& key) {
-  std::smatch match;
-  std::regex field{"\"" + key + "\":(-?[0-9.eE+]+)"};
-  if (!std::regex_search(json, match, field)) {
-    ADD_FAILURE() << "no number \"" << key << "\" in " << json;
-    return -1;
-  }
-  return std::stod(match[1]);
-}
 
 // Expects p50 <= p99 <= max of the round trips named `key`, above zero.
 void expect_ordered(const std::string& out, const std::string& key) {

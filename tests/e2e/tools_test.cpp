@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e_fixture.hpp"
+#include "json_fields.hpp"
 #include "raw_client.hpp"
 
 namespace tb::test {
@@ -24,18 +25,6 @@ using ToolsTest = BrokerTest;
 // Returns the path of the load generator.
 std::string bench_binary() {
   return std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-bench";
-}
-
-// Returns the number after `"key":` in the JSON object `json`; fails the
-// test and returns -1 when it is not there.
-double json_number(const std::string& json, const std::string& key) {
-  std::smatch match;
-  std::regex field{"\"" + key + "\":(-?[0-9.eE+]+)"};
-  if (!std::regex_search(json, match, field)) {
-    ADD_FAILURE() << "no number \"" << key << "\" in " << json;
-    return -1;
-  }
-  return std::stod(match[1]);
 }
 
 // Returns the pid of this process's child named `name`, or -1.
