@@ -25,6 +25,9 @@ packages=(
   libtoml11-dev libcli11-dev libjemalloc-dev
   libcpp-httplib-dev python3-prometheus-client libssl-dev openssl
   libgtest-dev libbenchmark-dev
+  # systemd readiness (sd_notify), the .deb (dpkg-shlibdeps) and its check
+  # (systemd-analyze verify): docs/operations.md, "Running as a service".
+  libsystemd-dev dpkg-dev systemd
 )
 
 install_deps() {

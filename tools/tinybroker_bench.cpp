@@ -12,7 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"

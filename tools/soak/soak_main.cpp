@@ -8,7 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "net/client_security.hpp"
+#include "client/security.hpp"
 #include "tools/soak/soak.hpp"
 #include "tools/soak/soak_coordinator.hpp"
 #include "tools/soak/soak_process.hpp"
