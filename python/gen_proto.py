@@ -35,7 +35,8 @@ def find_tool(variable, name):
 
 
 def generate(out_dir, proto=DEFAULT_PROTO):
-    """Writes tinybroker_pb2.py and tinybroker_pb2_grpc.py into `out_dir`."""
+    """Writes tinybroker_pb2.py (with its type stub tinybroker_pb2.pyi) and
+    tinybroker_pb2_grpc.py into `out_dir`."""
     proto = os.path.abspath(proto)
     if not os.path.exists(proto):
         sys.exit(f"gen_proto: {proto} not found (build from the tinybroker "
@@ -44,7 +45,8 @@ def generate(out_dir, proto=DEFAULT_PROTO):
     protoc = find_tool("PROTOC", "protoc")
     plugin = find_tool("TINYBROKER_GRPC_PYTHON_PLUGIN", "grpc_python_plugin")
     subprocess.run([protoc, f"--proto_path={os.path.dirname(proto)}",
-                    f"--python_out={out_dir}", f"--grpc_python_out={out_dir}",
+                    f"--python_out={out_dir}", f"--pyi_out={out_dir}",
+                    f"--grpc_python_out={out_dir}",
                     f"--plugin=protoc-gen-grpc_python={plugin}", proto],
                    check=True)
     grpc_module = os.path.join(out_dir, MODULES[1])

@@ -7,6 +7,7 @@ import time
 import pytest
 
 import tinybroker
+from conftest import wait_until
 
 
 def test_ack_nack_reject(client):
@@ -121,3 +122,16 @@ def test_delete_group_ends_membership(client):
     with pytest.raises(tinybroker.SubscriptionEndedError):
         worker.get(5)
     assert not worker.active
+
+
+def test_unsubscribe_hands_untaken_jobs_on(broker, client):
+    other = tinybroker.connect(broker.address)
+    leaving = other.join("g9", "g9.>")
+    client.publish_many([("g9.a", "1"), ("g9.b", "2")])
+    assert wait_until(lambda: len(leaving._inbox) == 2)
+    staying = client.join("g9", "g9.>")
+    leaving.unsubscribe()  # the two it never took are nacked at once
+    jobs = [staying.get(5), staying.get(5)]
+    assert sorted(j.text for j in jobs) == ["1", "2"]
+    assert [j.attempt for j in jobs] == [2, 2]
+    other.close()

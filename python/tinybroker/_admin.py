@@ -15,26 +15,26 @@ _OVERFLOW = {"reject": pb.OVERFLOW_REJECT,
 
 
 def create_request(name: str, pattern: str,
-                   settings: Mapping[str, object]) -> "pb.CreateGroupRequest":
+                   settings: Mapping[str, Any]) -> "pb.CreateGroupRequest":
     """Returns the CreateGroup request; unset settings take the broker's
     defaults. Raises TypeError for an unknown setting."""
     s = dict(settings)
     out = pb.GroupSettings(pattern=pattern)
     if "ack_wait" in s:
-        out.ack_wait_ms = int(round(float(s.pop("ack_wait")) * 1000))  # type: ignore
+        out.ack_wait_ms = int(round(float(s.pop("ack_wait")) * 1000))
     if "max_deliveries" in s:
-        most = int(s.pop("max_deliveries"))  # type: ignore[arg-type]
+        most = int(s.pop("max_deliveries"))
         out.max_deliveries = most
         out.unlimited_deliveries = most == 0
     for field in ("max_pending_messages", "max_pending_bytes"):
         if field in s:
-            setattr(out, field, int(s.pop(field)))  # type: ignore[arg-type]
+            setattr(out, field, int(s.pop(field)))
     if "overflow" in s:
         overflow = s.pop("overflow")
         if overflow not in _OVERFLOW:
             raise ValueError(f"overflow must be one of {sorted(_OVERFLOW)}, "
                              f"not {overflow!r}")
-        out.overflow = _OVERFLOW[overflow]  # type: ignore[index]
+        out.overflow = _OVERFLOW[overflow]
     for field in ("dead_letter", "policy"):
         if field in s:
             setattr(out, field, str(s.pop(field)))
@@ -76,7 +76,7 @@ class Admin:
 
     _stub: Any
     server: str
-    metadata: Tuple[Tuple[str, str], ...]
+    _settings: Any
 
     def publish_unary(self, messages: Iterable[MessageLike],
                       timeout: Optional[float] = 10.0) -> List[PublishResult]:
@@ -85,11 +85,11 @@ class Admin:
         result, refused ones included. Raises ConnectError (unreachable),
         AuthError (token refused), BrokerError (the whole request refused)."""
         request = pb.PublishRequest(messages=to_proto_messages(messages))
-        reply = call(self._stub.Publish, request, self.metadata, timeout,
+        reply = call(self._stub.Publish, request, self._settings.metadata, timeout,
                      self.server)
         return [PublishResult.from_proto(r) for r in reply.results]
 
-    def create_group(self, name: str, pattern: str, **settings: object
+    def create_group(self, name: str, pattern: str, **settings: Any
                      ) -> "pb.GroupInfo":
         """Creates consumer group `name` on `pattern` (CreateGroup); OK if an
         identical one exists. Settings (unset: the broker's defaults):
@@ -97,23 +97,23 @@ class Admin:
         max_pending_messages, max_pending_bytes, overflow ("reject" or
         "drop_oldest"), dead_letter, policy. Raises BrokerError."""
         return call(self._stub.CreateGroup,
-                    create_request(name, pattern, settings), self.metadata)
+                    create_request(name, pattern, settings), self._settings.metadata)
 
     def delete_group(self, name: str) -> int:
         """Deletes group `name`; returns how many messages it dropped."""
         return call(self._stub.DeleteGroup, pb.DeleteGroupRequest(name=name),
-                    self.metadata).dropped_messages
+                    self._settings.metadata).dropped_messages
 
     def list_groups(self) -> List["pb.GroupInfo"]:
         """Every group with its settings and counters."""
         return list(call(self._stub.ListGroups, pb.ListGroupsRequest(),
-                         self.metadata).groups)
+                         self._settings.metadata).groups)
 
-    def stats(self, **request: object) -> "pb.StatsReply":
+    def stats(self, **request: Any) -> "pb.StatsReply":
         """Broker, topic, group and session counters (StatsRequest fields as
         keywords, e.g. topic_pattern=">")."""
         return call(self._stub.Stats, pb.StatsRequest(**request),
-                    self.metadata)
+                    self._settings.metadata)
 
     @property
     def stub(self) -> Any:
@@ -127,12 +127,12 @@ class AsyncAdmin:
 
     _stub: Any
     server: str
-    metadata: Tuple[Tuple[str, str], ...]
+    _settings: Any
 
     async def _unary(self, method: Any, request: Any,
                      timeout: Optional[float] = 10.0, server: str = "") -> Any:
         try:
-            return await method(request, metadata=self.metadata,
+            return await method(request, metadata=self._settings.metadata,
                                 timeout=timeout)
         except grpc.RpcError as err:
             raise to_error(err, server) from None
@@ -147,7 +147,7 @@ class AsyncAdmin:
         return [PublishResult.from_proto(r) for r in reply.results]
 
     async def create_group(self, name: str, pattern: str,
-                           **settings: object) -> "pb.GroupInfo":
+                           **settings: Any) -> "pb.GroupInfo":
         """Creates a consumer group (see Client.create_group)."""
         return await self._unary(self._stub.CreateGroup,
                                  create_request(name, pattern, settings))
@@ -163,7 +163,7 @@ class AsyncAdmin:
         reply = await self._unary(self._stub.ListGroups, pb.ListGroupsRequest())
         return list(reply.groups)
 
-    async def stats(self, **request: object) -> "pb.StatsReply":
+    async def stats(self, **request: Any) -> "pb.StatsReply":
         """Broker, topic, group and session counters."""
         return await self._unary(self._stub.Stats, pb.StatsRequest(**request))
 

@@ -14,8 +14,8 @@ they stay plain methods; call them on the client's event loop.
 
 import asyncio
 import inspect
-from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Iterable,
-                    List, Optional, Sequence, Tuple, Union)
+from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator,
+                    Iterable, List, Optional, Sequence, Tuple, Union)
 
 import grpc
 
@@ -373,7 +373,7 @@ class _Connecting:
         self._make = make
         self._client: Optional[AsyncClient] = None
 
-    def __await__(self) -> Any:
+    def __await__(self) -> Generator[Any, None, AsyncClient]:
         return self._make().__await__()
 
     async def __aenter__(self) -> AsyncClient:

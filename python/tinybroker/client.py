@@ -19,8 +19,9 @@ from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._settings import Settings, make_channel, resolve
-from ._types import (Message, MessageLike, PublishResult, answer_key,
-                     check_results, merge_answers, to_proto_messages)
+from ._types import (Delivery, Message, MessageLike, PublishResult,
+                     answer_key, check_results, merge_answers,
+                     to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import DeliveryCallback, DroppedCallback, Subscription
 
@@ -180,9 +181,11 @@ class Client(Core, Admin):
         """Queues a delivery for its iterator or the callback thread; waits
         while that is full (so the broker buffers, or stops at the credit)."""
         if isinstance(target, Subscription) and target.callback is None:
-            target._inbox.put(item, self._stop)
+            taken = target._inbox.put(item, self._stop)
         else:
-            self._callbacks.put((target, item), self._stop)
+            taken = self._callbacks.put((target, item), self._stop)
+        if not taken and isinstance(item, Delivery):
+            item.nack()  # ended meanwhile: let it move on
 
     def _run_callbacks(self) -> None:
         while True:
@@ -193,7 +196,7 @@ class Client(Core, Admin):
             try:
                 if isinstance(target, Subscription):
                     if target.active:
-                        target.callback(arg)  # type: ignore[misc]
+                        target.callback(arg)
                     else:
                         arg.nack()  # unsubscribed meanwhile: let it move on
                 else:
