@@ -30,6 +30,16 @@ class BuildWithProto(build_py):
                 os.path.join(self.build_lib, "tinybroker", "_proto"))
 
 
+# Where the build goes: python/build by default; TINYBROKER_PY_BUILD_DIR
+# keeps the source tree clean (python/tests/run_in_venv.sh sets it, so that
+# two build trees can install at once).
+build_dir = os.environ.get("TINYBROKER_PY_BUILD_DIR")
+options = {}
+if build_dir:
+    os.makedirs(build_dir, exist_ok=True)
+    options = {"build": {"build_base": build_dir},
+               "egg_info": {"egg_base": build_dir}}
+
 setup(
     name="tinybroker",
     version="0.1.0",
@@ -40,4 +50,5 @@ setup(
     python_requires=">=3.9",
     install_requires=["grpcio", "protobuf"],
     cmdclass={"build_py": BuildWithProto},
+    options=options,
 )

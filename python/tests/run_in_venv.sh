@@ -16,6 +16,8 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip uninstall -q -y tinybroker >/dev/null 2>&1 || true
 # Offline: no index, and no isolated build env that would fetch setuptools.
+export TINYBROKER_PY_BUILD_DIR="$venv/build"  # not in the source tree
+rm -rf "$TINYBROKER_PY_BUILD_DIR"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
   --no-build-isolation --no-index "$src"
 cd "$venv"  # import the installed package, not the source folder
