@@ -1,6 +1,9 @@
 """The asyncio client: the same behaviours on grpc.aio."""
 
 import asyncio
+import os
+import subprocess
+import sys
 import time
 
 import grpc
@@ -112,3 +115,19 @@ def test_aio_connect_refused_and_env(broker, monkeypatch):
         async with tinybroker.aio.connect() as c:
             assert await c.publish("aienv.a", "x") > 0
     run(main())
+
+
+def test_program_that_never_closes_still_exits(broker):
+    """asyncio.run cancels the client's tasks: they must not reconnect."""
+    script = f"""
+import asyncio, tinybroker.aio
+async def main():
+    client = await tinybroker.aio.connect({broker.address!r})
+    await client.subscribe("ex.>")
+asyncio.run(main())
+"""
+    package_dir = os.path.dirname(os.path.dirname(tinybroker.__file__))
+    env = dict(os.environ, PYTHONPATH=package_dir)
+    done = subprocess.run([sys.executable, "-c", script], env=env,
+                          timeout=10, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

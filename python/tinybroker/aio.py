@@ -235,8 +235,11 @@ class AsyncClient(Core, AsyncAdmin):
                         await self._callbacks.put((target, item))
         except grpc.RpcError as err:
             code, details = err.code(), err.details() or ""
-        except asyncio.CancelledError:
-            code, details = grpc.StatusCode.CANCELLED, "cancelled"
+        except asyncio.CancelledError:  # the loop is ending: no reconnect
+            call.cancel()
+            self._call = None
+            self._ended(out, grpc.StatusCode.CANCELLED, "cancelled")
+            raise
         self._call = None
         self._ended(out, code, details)
         return got_frame, code, details
