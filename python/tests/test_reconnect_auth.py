@@ -72,6 +72,10 @@ def test_token_auth(tmp_path, monkeypatch):
         with pytest.raises(tinybroker.AuthError) as refused:
             tinybroker.connect(broker.address)
         assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
+        lazy = tinybroker.connect(broker.address, lazy=True)
+        with pytest.raises(tinybroker.AuthError):
+            lazy.subscribe("au.>")  # the stream opens here
+        lazy.close()
         with tinybroker.connect(broker.address,
                                 token="app-token-0123456789abcdef") as c:
             sub = c.subscribe("au.>")

@@ -314,8 +314,11 @@ class Core:
                 "the client closed before the message was sent",
                 grpc.StatusCode.CANCELLED))
         for sub in subs:
-            sub._end(None if error is None else SubscriptionEndedError(
-                str(error), error.code, error.reason))
+            if error is None or isinstance(error, (AuthError, ConnectError)):
+                sub._end(error)  # as raised by connect()
+            else:
+                sub._end(SubscriptionEndedError(str(error), error.code,
+                                                error.reason))
 
     # -- state ---------------------------------------------------------------
 
