@@ -28,6 +28,8 @@ packages=(
   # systemd readiness (sd_notify), the .deb (dpkg-shlibdeps) and its check
   # (systemd-analyze verify): docs/operations.md, "Running as a service".
   libsystemd-dev dpkg-dev systemd
+  # the Python client (python/): venv + offline pip install, and its pytest suite
+  python3-venv python3-pip python3-setuptools python3-wheel python3-pytest
 )
 
 install_deps() {
