@@ -18,6 +18,15 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "install_test: $*" >&2; exit 1; }
+# check_run HOW PROGRAM: runs the user's program against the broker; it must
+# print what it received.
+check_run() {
+  local out
+  out=$("$2" "$address") || fail "the $1-built program failed: $out"
+  [ "$out" = "received installed.check hello from outside" ] ||
+    fail "the $1-built program printed: $out"
+  echo "$1: $out"
+}
 
 prefix=$work/prefix
 cmake --install "$build" --component client --prefix "$prefix" >/dev/null
@@ -51,11 +60,7 @@ cmake -S "$work/src" -B "$work/cmake-build" -G Ninja \
   fail "cmake configure failed: $(cat "$work/cmake.log")"
 cmake --build "$work/cmake-build" >"$work/cmake-build.log" 2>&1 ||
   fail "cmake build failed: $(tail -30 "$work/cmake-build.log")"
-out=$("$work/cmake-build/consumer" "$address") ||
-  fail "the CMake-built program failed: $out"
-[ "$out" = "received installed.check hello from outside" ] ||
-  fail "the CMake-built program printed: $out"
-echo "find_package: $out"
+check_run find_package "$work/cmake-build/consumer"
 
 # 2. pkg-config: the flags alone build it.
 flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs \
@@ -64,8 +69,4 @@ flags=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs \
 g++ -std=c++17 -g0 "$work/src/main.cpp" -o "$work/consumer-pc" $flags \
   2>"$work/pc-build.log" ||
   fail "pkg-config build failed: $(tail -30 "$work/pc-build.log")"
-out=$("$work/consumer-pc" "$address") ||
-  fail "the pkg-config-built program failed: $out"
-[ "$out" = "received installed.check hello from outside" ] ||
-  fail "the pkg-config-built program printed: $out"
-echo "pkg-config: $out"
+check_run pkg-config "$work/consumer-pc"
