@@ -35,8 +35,8 @@
 #include <unistd.h>
 #include <vector>
 
-#include "net/client.hpp"
-#include "net/client_session.hpp"
+#include "client/connection.hpp"
+#include "client/session.hpp"
 
 namespace {
 

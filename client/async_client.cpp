@@ -6,8 +6,8 @@
 
 #include <algorithm>
 
+#include "client/check.hpp"
 #include "client/detail/client_core.hpp"
-#include "net/client_check.hpp"
 
 namespace tb::client {
 

@@ -17,10 +17,10 @@
 #include <memory>
 #include <string>
 
+#include "client/connection.hpp"
 #include "client/delivery.hpp"
 #include "client/options.hpp"
 #include "client/subscription.hpp"
-#include "net/client.hpp"
 
 namespace tb::client {
 

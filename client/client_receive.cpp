@@ -3,7 +3,7 @@
 
 #include "client/detail/client_core.hpp"
 
-#include "net/client_check.hpp"
+#include "client/check.hpp"
 
 namespace tb::client::detail {
 

@@ -11,7 +11,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "net/client_security.hpp"
+#include "client/security.hpp"
 
 namespace tb::client {
 

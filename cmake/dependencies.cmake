@@ -13,6 +13,10 @@ find_package(GTest REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
 
+# libsystemd (Debian libsystemd-dev): the broker tells systemd when it is
+# ready (sd_notify, net/systemd_notify.hpp).
+pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
+
 # OpenSSL (Debian libssl-dev): the broker checks its TLS files with it and
 # sets up the metrics listener's HTTPS context (docs/security.md).
 find_package(OpenSSL REQUIRED)

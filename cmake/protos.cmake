@@ -25,7 +25,10 @@ endfunction()
 set(TB_PROTO_SRCS)
 tb_generate(TB_PROTO_SRCS ${PROJECT_SOURCE_DIR}/proto tinybroker.proto)
 add_library(tb_proto STATIC ${TB_PROTO_SRCS})
-target_include_directories(tb_proto SYSTEM PUBLIC ${TB_GEN_DIR})
+# Installed, the generated headers sit in include/tinybroker (cmake/install.cmake).
+target_include_directories(tb_proto SYSTEM PUBLIC
+  $<BUILD_INTERFACE:${TB_GEN_DIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/tinybroker>)
 target_link_libraries(tb_proto PUBLIC protobuf::libprotobuf gRPC::grpc++)
 # Under ThreadSanitizer every program with gRPC gets the hooks that show
 # TSan gRPC's absl::Mutex (tests/tsan/absl_mutex_hooks.cpp); -rdynamic

@@ -4,14 +4,14 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <mutex>
 #include <string>
 #include <utility>
 
+#include <sys/stat.h>
 #include <unistd.h>
-
-#include "log/log.hpp"
 
 namespace tb::log {
 
@@ -19,6 +19,7 @@ namespace {
 
 std::atomic<level> level_{level::info};
 std::atomic<format> format_{format::text};
+std::atomic<bool> journal_{false};
 
 // Guards the writer and the output, so that lines never interleave.
 std::mutex output_mutex;
@@ -93,15 +94,53 @@ bool enabled(level lvl) {
   return lvl != level::off && lvl >= level_.load(std::memory_order_relaxed);
 }
 
+void set_journal_prefixes(bool on) {
+  journal_ = on;
+}
+
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  if (stream == nullptr)
+    return false;
+  unsigned long long device = 0;
+  unsigned long long inode = 0;
+  if (std::sscanf(stream, "%llu:%llu", &device, &inode) != 2)
+    return false;
+  struct stat info {};
+  if (fstat(STDERR_FILENO, &info) != 0)
+    return false;
+  return static_cast<unsigned long long>(info.st_dev) == device &&
+         static_cast<unsigned long long>(info.st_ino) == inode;
+}
+
+int syslog_priority(level lvl) noexcept {
+  switch (lvl) {
+  case level::error:
+    return 3;
+  case level::warn:
+    return 4;
+  case level::info:
+    return 6;
+  default:
+    return 7;
+  }
+}
+
 namespace {
 
 void write_fields(level lvl, std::string_view msg, const field* extra,
                   std::size_t count) {
   if (!enabled(lvl))
     return;
-  auto line = format_line(format_.load(),
-                          format_timestamp(std::chrono::system_clock::now()),
-                          lvl, msg, extra, count);
+  auto fmt = format_.load();
+  std::string line;
+  if (fmt == format::text && journal_.load()) {
+    line = '<' + std::to_string(syslog_priority(lvl)) + '>';
+    line += format_line(fmt, {}, lvl, msg, extra, count);
+  } else {
+    line = format_line(fmt, format_timestamp(std::chrono::system_clock::now()),
+                       lvl, msg, extra, count);
+  }
   std::lock_guard<std::mutex> guard{output_mutex};
   if (custom_writer) {
     custom_writer(line);
@@ -147,6 +186,10 @@ void write_raw(level lvl, const char* msg) noexcept {
     len = std::snprintf(line, sizeof(line),
                         "{\"ts\":\"%s\",\"level\":\"%.*s\",\"msg\":\"%s\"}\n",
                         stamp, static_cast<int>(name.size()), name.data(), msg);
+  else if (journal_.load())
+    len =
+        std::snprintf(line, sizeof(line), "<%d>%-5s %s\n", syslog_priority(lvl),
+                      upper_names[static_cast<int>(lvl)], msg);
   else
     len = std::snprintf(line, sizeof(line), "%s %-5s %s\n", stamp,
                         upper_names[static_cast<int>(lvl)], msg);

@@ -140,6 +140,20 @@ format current_format();
 /// Returns true if lines of `lvl` are written.
 bool enabled(level lvl);
 
+/// With `on`, text lines leave out the timestamp and start with the
+/// syslog priority (`<6>` for info, ...), which the systemd journal reads
+/// as the line's level and replaces with its own timestamp. JSON lines are
+/// unchanged.
+void set_journal_prefixes(bool on);
+
+/// Returns true if standard error is the systemd journal: `JOURNAL_STREAM`
+/// names its device and inode (systemd.exec(5)).
+bool stderr_is_journal();
+
+/// Returns the syslog priority of `lvl` (7 debug and trace, 6 info, 4 warn,
+/// 3 error).
+int syslog_priority(level lvl) noexcept;
+
 /// Writes one line: a timestamp, the level, `msg` and `extra` fields.
 void write(level lvl, std::string_view msg, fields extra = {});
 

@@ -182,8 +182,10 @@ std::string format_line(format fmt, std::string_view timestamp, level lvl,
     out += '}';
     return out;
   }
-  out += timestamp;
-  out += ' ';
+  if (!timestamp.empty()) {
+    out += timestamp;
+    out += ' ';
+  }
   out += text_level(lvl);
   out += ' ';
   append_text_escaped(out, msg, false);

@@ -20,6 +20,7 @@
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/server.hpp"
+#include "net/systemd_notify.hpp"
 #include "net/tls_credentials.hpp"
 
 #ifndef TINYBROKER_VERSION
@@ -216,6 +217,8 @@ int run_broker(int argc, char** argv, const std::string& program) {
   log::set_level(lvl);
   log::parse_format(cfg.log_format, fmt);
   log::set_format(fmt);
+  // Under systemd the journal stamps each line itself (docs/operations.md).
+  log::set_journal_prefixes(log::stderr_is_journal());
 
   log::capture_grpc_logs();
   auto signals = block_stop_signals();
@@ -234,9 +237,11 @@ int run_broker(int argc, char** argv, const std::string& program) {
                  ? std::string{"off"}
                  : std::string{"on "} + (cfg.metrics.tls ? "https" : "http") +
                        "://" + server.metrics_address() + "/metrics"));
+  notify_ready("listening on " + server.address());
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
-    reload_tokens(server, config_file, policies);
+    notify_reloading([&] { reload_tokens(server, config_file, policies); });
+  notify_stopping();
   // The process ends by grace + 1 s; leave teardown a tenth of that.
   arm_exit_watchdog(std::chrono::steady_clock::now() + cfg.shutdown_grace +
                     std::chrono::milliseconds(900));

@@ -25,6 +25,11 @@ packages=(
   libtoml11-dev libcli11-dev libjemalloc-dev
   libcpp-httplib-dev python3-prometheus-client libssl-dev openssl
   libgtest-dev libbenchmark-dev
+  # systemd readiness (sd_notify), the .deb (dpkg-shlibdeps) and its check
+  # (systemd-analyze verify): docs/operations.md, "Running as a service".
+  libsystemd-dev dpkg-dev systemd
+  # the Python client (python/): venv + offline pip install, and its pytest suite
+  python3-venv python3-pip python3-setuptools python3-wheel python3-pytest
 )
 
 install_deps() {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 
 namespace tb::bench {

@@ -12,7 +12,7 @@
 
 #include <sys/prctl.h>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 
 namespace tb::bench {

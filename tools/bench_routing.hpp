@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 
 namespace tb::bench {

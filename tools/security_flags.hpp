@@ -1,7 +1,7 @@
 // The token and TLS flags that tinybroker-cli and tinybroker-bench share:
 // `--token`, `--token-file`, `--ca`, `--cert`, `--key` and
 // `--tls-server-name`, each beating its TINYBROKER_* environment variable
-// (net/client_security.hpp resolves them).
+// (client/security.hpp resolves them).
 
 #pragma once
 
@@ -10,7 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "net/client_security.hpp"
+#include "client/security.hpp"
 
 namespace tb::tools {
 

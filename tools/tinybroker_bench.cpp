@@ -12,8 +12,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/connection.hpp"
 #include "client/reach.hpp"
-#include "net/client.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"

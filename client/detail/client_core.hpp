@@ -19,11 +19,11 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "client/connection.hpp"
 #include "client/delivery.hpp"
 #include "client/detail/callback_queue.hpp"
 #include "client/options.hpp"
 #include "client/subscription.hpp"
-#include "net/client.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::client::detail {

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-# Any gRPC language works (Python, code generated from proto/): publish a batch
-# with the unary Publish call, and a consumer-group worker that acks its jobs.
-"""tinybroker from Python with Debian's python3-grpcio.
+# Any gRPC language works; in Python the `tinybroker` package (python/) wraps
+# the generated code: publish a batch with the unary Publish call, and a
+# consumer-group worker that acks its jobs.
+"""tinybroker from Python with the tinybroker package.
 
-The build generates tinybroker_pb2.py and tinybroker_pb2_grpc.py into
-build/examples/python; put that directory on PYTHONPATH:
+Install the package (docs/client.md, "Python client"), or use the build
+tree's copy: the build puts it, with its generated gRPC code, into
+build/examples/python:
 
   PYTHONPATH=build/examples/python python3 examples/python/tinybroker_example.py \
       worker workers 'jobs.>' 3
@@ -20,130 +22,62 @@ TINYBROKER_KEY, TINYBROKER_TLS_SERVER_NAME; a flag beats its variable):
 """
 
 import argparse
-import os
-import queue
 import sys
 
 try:
-    import grpc
-
-    import tinybroker_pb2 as pb
-    import tinybroker_pb2_grpc as pb_grpc
+    import tinybroker
 except ImportError as missing:
-    sys.exit(f"{missing}: install python3-grpcio and python3-protobuf (Debian), "
-             "build the project, and set PYTHONPATH=build/examples/python")
+    sys.exit(f"{missing}: install python3-grpcio and python3-protobuf (Debian) "
+             "and the tinybroker package (pip install ./python), or build the "
+             "project and set PYTHONPATH=build/examples/python")
 
 
-def publish(stub, metadata, topic, payloads):
+def publish(client, topic, payloads):
     """Publishes one message per payload in one batch; prints their ids."""
-    request = pb.PublishRequest(
-        messages=[pb.Message(topic=topic, payload=p.encode()) for p in payloads])
     try:
-        reply = stub.Publish(request, timeout=10, metadata=metadata)
-    except grpc.RpcError as err:
-        print(f"publish failed: {err.code().name}: {err.details()}", file=sys.stderr)
+        results = client.publish_unary([(topic, p) for p in payloads])
+    except tinybroker.TinybrokerError as err:
+        print(f"publish failed: {err}", file=sys.stderr)
         return 1
     failed = 0
-    for result in reply.results:
-        if result.HasField("error"):
-            print(f"refused ({result.error.code}): {result.error.message}",
+    for result in results:
+        if result.ok:
+            print(f"published #{result.id}", flush=True)
+        else:
+            print(f"refused ({result.code.value[0]}): {result.message}",
                   file=sys.stderr)
             failed += 1
-        else:
-            print(f"published #{result.id}", flush=True)
     return 1 if failed else 0
 
 
-def worker(stub, metadata, group, pattern, count):
+def worker(client, group, pattern, count):
     """Joins `group` on `pattern`, acks `count` jobs, then leaves."""
-    outgoing = queue.Queue(maxsize=1024)  # frames to send; None ends the stream
-
-    def frames():
-        while True:
-            frame = outgoing.get()
-            if frame is None:
-                return
-            yield frame
-
-    outgoing.put(pb.ClientFrame(
-        request_id=1,
-        subscribe=pb.Subscribe(subscription_id=1, pattern=pattern, group=group,
-                               max_in_flight=16)))
     handled = 0
-    stream = stub.Session(frames(), metadata=metadata)
     try:
-        for frame in stream:
-            kind = frame.WhichOneof("kind")
-            if kind == "subscribed":
-                print(f"joined {group}", flush=True)
-            elif kind == "error":
-                print(f"refused ({frame.error.error.code}): "
-                      f"{frame.error.error.message}", file=sys.stderr)
-                outgoing.put(None)
-                return 1
-            elif kind == "deliveries":
-                done = []
-                for d in frame.deliveries.deliveries:
-                    print(f"job {d.payload.decode()} on {d.topic} "
-                          f"(attempt {d.attempt})", flush=True)
-                    done.append(d.delivery_id)
-                outgoing.put(pb.ClientFrame(ack=pb.Ack(delivery_ids=done)))
-                handled += len(done)
-                if handled >= count:
-                    outgoing.put(None)  # half-close: the broker ends the stream
-    except grpc.RpcError as err:
-        print(f"stream ended: {err.code().name}: {err.details()}", file=sys.stderr)
+        jobs = client.join(group, pattern, max_in_flight=16)
+        print(f"joined {group}", flush=True)
+        for job in jobs:
+            print(f"job {job.text} on {job.topic} (attempt {job.attempt})",
+                  flush=True)
+            job.ack()
+            handled += 1
+            if handled >= count:
+                break
+    except tinybroker.SubscribeError as err:
+        print(f"refused ({err.code.value[0]}): {err}", file=sys.stderr)
+        return 1
+    except tinybroker.TinybrokerError as err:
+        print(f"stream ended: {err}", file=sys.stderr)
         return 1
     print(f"acked {handled} jobs", flush=True)
     return 0
 
 
-def read_file(path, what):
-    """Returns the bytes of `path`; exits with a clear message if unreadable."""
-    try:
-        with open(path, "rb") as f:
-            return f.read()
-    except OSError as err:
-        sys.exit(f"tinybroker_example: cannot read {what} \"{path}\": "
-                 f"{err.strerror}")
-
-
-def security(args):
-    """Returns (channel credentials or None, call metadata) from the flags
-    and, for what they leave unset, the TINYBROKER_* variables."""
-    def pick(flag, var):
-        return flag if flag is not None else (os.environ.get(var) or None)
-    token, token_file = args.token, args.token_file
-    if token is None and token_file is None:
-        token = os.environ.get("TINYBROKER_TOKEN") or None
-        token_file = os.environ.get("TINYBROKER_TOKEN_FILE") or None
-        if token and token_file:
-            sys.exit("tinybroker_example: TINYBROKER_TOKEN and "
-                     "TINYBROKER_TOKEN_FILE are both set; use one")
-    if token_file is not None:
-        token = read_file(token_file, "token file").decode().rstrip()
-        if not token:
-            sys.exit(f"tinybroker_example: token file \"{token_file}\" "
-                     "holds no token")
-    metadata = [("authorization", f"Bearer {token}")] if token else []
-    ca = pick(args.ca, "TINYBROKER_CA")
-    cert = pick(args.cert, "TINYBROKER_CERT")
-    key = pick(args.key, "TINYBROKER_KEY")
-    if (cert is None) != (key is None):
-        sys.exit("tinybroker_example: --cert and --key go together")
-    if ca is None and cert is None:
-        return None, metadata
-    credentials = grpc.ssl_channel_credentials(
-        root_certificates=read_file(ca, "CA file") if ca else None,
-        private_key=read_file(key, "key file") if key else None,
-        certificate_chain=read_file(cert, "certificate file") if cert else None)
-    return credentials, metadata
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="127.0.0.1:7400",
-                        help="the broker's HOST:PORT")
+    parser.add_argument("--server", default=None,
+                        help="the broker's HOST:PORT (TINYBROKER_SERVER, "
+                             "else 127.0.0.1:7400)")
     tokens = parser.add_mutually_exclusive_group()
     tokens.add_argument("--token", help="bearer token (TINYBROKER_TOKEN)")
     tokens.add_argument("--token-file",
@@ -164,18 +98,22 @@ def main():
     work.add_argument("pattern")
     work.add_argument("count", type=int)
     args = parser.parse_args()
-    credentials, metadata = security(args)
-    if credentials is None:
-        channel = grpc.insecure_channel(args.server)
-    else:
-        name = args.tls_server_name or os.environ.get("TINYBROKER_TLS_SERVER_NAME")
-        options = [("grpc.ssl_target_name_override", name)] if name else []
-        channel = grpc.secure_channel(args.server, credentials, options=options)
-    with channel:
-        stub = pb_grpc.BrokerStub(channel)
+    try:
+        # publish needs no Session stream: a lazy client opens none.
+        client = tinybroker.connect(
+            args.server, token=args.token, token_file=args.token_file,
+            ca=args.ca, cert=args.cert, key=args.key,
+            tls_server_name=args.tls_server_name,
+            lazy=args.command == "publish")
+    except tinybroker.SecurityError as err:
+        sys.exit(f"tinybroker_example: {err}")
+    except tinybroker.TinybrokerError as err:
+        print(f"{args.command} failed: {err}", file=sys.stderr)
+        return 1
+    with client:
         if args.command == "publish":
-            return publish(stub, metadata, args.topic, args.data)
-        return worker(stub, metadata, args.group, args.pattern, args.count)
+            return publish(client, args.topic, args.data)
+        return worker(client, args.group, args.pattern, args.count)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 // token (spec 10), and a bearer token still decides when one is sent.
 
 #include "auth_fixture.hpp"
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "test_certs.hpp"
 #include "tls_fixture.hpp"
 

@@ -1,5 +1,5 @@
 // Running the real tinybroker-cli, tinybroker-bench and the Python example
-// against the stand-in broker (tests/net/fake_broker.hpp) with a chosen
+// against the stand-in broker (tests/client/fake_broker.hpp) with a chosen
 // environment: none of the TINYBROKER_* security variables of the test's
 // own environment leak into them.
 
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "../net/fake_broker.hpp"
+#include "../client/fake_broker.hpp"
 #include "broker_process.hpp"
 
 namespace tb::test {

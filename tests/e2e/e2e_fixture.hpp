@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "broker_process.hpp"
-#include "net/client.hpp"
+#include "client/connection.hpp"
 
 namespace tb::test {
 

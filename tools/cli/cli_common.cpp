@@ -1,8 +1,8 @@
 #include "tools/cli/cli_common.hpp"
 
+#include "client/check.hpp"
 #include "client/reach.hpp"
 #include "config/config_loader.hpp"
-#include "net/client_check.hpp"
 #include "tools/cli/json_writer.hpp"
 #include "tools/security_flags.hpp"
 

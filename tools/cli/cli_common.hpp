@@ -14,7 +14,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 
 namespace tb::cli {
 

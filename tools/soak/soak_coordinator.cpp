@@ -10,7 +10,7 @@
 
 #include <unistd.h>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/soak/soak.hpp"
 #include "tools/soak/soak_process.hpp"
 

@@ -8,8 +8,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/security.hpp"
 #include "config/config_loader.hpp"
-#include "net/client_security.hpp"
 #include "tools/soak/soak.hpp"
 #include "tools/soak/soak_coordinator.hpp"
 #include "tools/soak/soak_process.hpp"

@@ -12,7 +12,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "net/client.hpp"
+#include "client/connection.hpp"
 #include "tools/soak/soak.hpp"
 
 namespace tb::soak {

@@ -1,10 +1,10 @@
-#include "net/client_check.hpp"
+#include "client/check.hpp"
 
 #include <cstdio>
 #include <string>
 
 #include "log/utf8.hpp"
-#include "net/client.hpp"
+#include "client/connection.hpp"
 
 namespace tb::client {
 

@@ -1,6 +1,6 @@
-#include "net/client.hpp"
+#include "client/connection.hpp"
 
-#include "net/client_check.hpp"
+#include "client/check.hpp"
 
 #include <grpcpp/support/client_interceptor.h>
 

@@ -10,7 +10,7 @@
 
 #include "client/async_client.hpp"
 #include "fake_broker.hpp"
-#include "net/client.hpp"
+#include "client/connection.hpp"
 
 namespace tb::test {
 namespace {

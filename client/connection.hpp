@@ -19,7 +19,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "net/client_security.hpp"
+#include "client/security.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::client {
@@ -96,4 +96,4 @@ private:
 
 } // namespace tb::client
 
-#include "net/client_session.hpp"
+#include "client/session.hpp"

@@ -11,8 +11,8 @@
 
 #include "client/async_client.hpp"
 #include "fake_broker.hpp"
-#include "net/client.hpp"
-#include "net/client_check.hpp"
+#include "client/connection.hpp"
+#include "client/check.hpp"
 
 namespace tb::test {
 namespace {

@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "fake_broker.hpp"
-#include "net/client.hpp"
-#include "net/client_security.hpp"
+#include "client/connection.hpp"
+#include "client/security.hpp"
 
 namespace tb::test {
 namespace {

@@ -1,7 +1,7 @@
-#include "net/client_session.hpp"
+#include "client/session.hpp"
 
-#include "net/client.hpp"
-#include "net/client_check.hpp"
+#include "client/connection.hpp"
+#include "client/check.hpp"
 
 namespace tb::client {
 

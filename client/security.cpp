@@ -1,4 +1,4 @@
-#include "net/client_security.hpp"
+#include "client/security.hpp"
 
 #include <cerrno>
 #include <cstdlib>

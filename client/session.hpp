@@ -39,7 +39,7 @@ public:
   session& operator=(const session&) = delete;
 
   /// Sends a raw frame; false if the stream is broken. Throws
-  /// `invalid_request` (net/client_check.hpp), sending nothing, if a string
+  /// `invalid_request` (client/check.hpp), sending nothing, if a string
   /// in it is not UTF-8; so do the calls below, which send through it.
   bool send(const tinybroker::v1::ClientFrame& frame);
 

@@ -1,0 +1,338 @@
+"""What the threaded client (client.py) and the asyncio client (aio.py)
+share: the bookkeeping of one Session stream at a time. It sends a probe
+and every live subscription on each new stream, correlates confirms and
+errors with their requests, fails what was sent but not confirmed when a
+stream ends, and decides whether to reconnect (as the C++ async_client
+does: backoff from 0.1 s doubling to 2 s, 20 failed attempts in a row at
+most, no retry after INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED or
+UNIMPLEMENTED). The subclasses bring the threads or tasks, a lock (or none)
+and the futures."""
+
+import contextlib
+import logging
+from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
+
+import grpc
+
+from ._proto import tinybroker_pb2 as pb
+from ._settings import Settings, is_permanent
+from ._types import Delivery, PublishResult, answer_frame
+from .errors import (AuthError, ClientClosedError, ConnectError,
+                     ConnectionLostError, SubscriptionEndedError,
+                     TinybrokerError, code_from_number)
+from .subscription import subscribe_error
+
+log = logging.getLogger("tinybroker")
+
+END = object()  # ends a stream's frame queue: half-close
+MAX_PUBLISH_BATCH = 4096  # the broker's default limits.max_publish_batch
+MAX_ANSWER_BATCH = 512  # delivery ids merged into one answer frame at most
+
+
+def final_error(code: grpc.StatusCode, details: str) -> TinybrokerError:
+    """The error a stream ended with for good (no reconnect)."""
+    text = f"the broker ended the stream: {code.name}: {details}"
+    if code in (grpc.StatusCode.UNAUTHENTICATED,
+                grpc.StatusCode.PERMISSION_DENIED):
+        return AuthError(text, code)
+    return TinybrokerError(text, code)
+
+
+def _fail(future: Any, error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
+
+
+def _resolve(future: Any, results: List[PublishResult]) -> None:
+    if not future.done():
+        future.set_result(results)
+
+
+class Core:
+    """The shared state machine; see the module's comment."""
+
+    def __init__(self, settings: Settings, reconnect_initial_backoff: float,
+                 reconnect_max_backoff: float, reconnect_max_attempts: int,
+                 max_queued: int, close_timeout: float,
+                 on_error: Optional[Callable[[BaseException], None]]) -> None:
+        #: The broker's HOST:PORT.
+        self.server = settings.server
+        self._settings = settings
+        self._backoff = (reconnect_initial_backoff, reconnect_max_backoff)
+        self._max_attempts = max(1, reconnect_max_attempts)
+        self._max_queued = max_queued
+        self._close_timeout = close_timeout
+        self._on_error = on_error
+        self._state = "connecting"
+        self._final: Optional[TinybrokerError] = None
+        self._generation = 0
+        self._connections = 0
+        self._failures = 0
+        self._out: Any = None  # the current stream's frame queue
+        self._unsent: List[Tuple[int, "pb.ClientFrame", Any]] = []
+        self._pending: Dict[int, Any] = {}
+        self._subs: Dict[int, Any] = {}
+        self._next_request = 0
+        self._next_sub = 0
+
+    # -- what the subclasses provide -----------------------------------------
+
+    def _guard(self) -> ContextManager[Any]:
+        """The lock around the shared state (none on asyncio)."""
+        return contextlib.nullcontext()
+
+    def _set_state(self, state: str) -> None:
+        self._state = state
+
+    def _new_future(self) -> Any:
+        raise NotImplementedError
+
+    # -- streams -------------------------------------------------------------
+
+    def _next_request_id(self) -> int:
+        self._next_request += 1
+        return self._next_request
+
+    def _open(self, out: Any) -> int:
+        """Queues the probe and every live subscription on a new stream's
+        queue `out`; returns the stream's generation."""
+        with self._guard():
+            self._generation += 1
+            self._connections += 1
+            # The probe: an empty publish whose confirm (or any frame) shows
+            # that the broker serves the stream; publishes wait for it.
+            out.put_nowait(pb.ClientFrame(request_id=self._next_request_id(),
+                                          publish=pb.Publish(confirm=True)))
+            for sub in self._subs.values():
+                out.put_nowait(sub._frame(self._next_request_id()))
+            self._out = out
+            return self._generation
+
+    def _on_established(self, generation: int) -> None:
+        """The broker answered on the stream: send what waited."""
+        with self._guard():
+            if generation != self._generation or self._out is None:
+                return
+            self._failures = 0
+            for request_id, frame, future in self._unsent:
+                self._pending[request_id] = future
+                self._out.put_nowait(frame)
+            self._unsent.clear()
+            self._set_state("connected")
+
+    def _ended(self, out: Any, code: grpc.StatusCode, details: str) -> None:
+        """The stream of queue `out` ended: fails what was sent but not
+        confirmed (the broker may or may not have routed it)."""
+        with self._guard():
+            out.put_nowait(END)
+            self._out = None
+            pending, self._pending = self._pending, {}
+            for sub in self._subs.values():
+                sub._on_disconnected()
+            if self._state != "closed":
+                self._set_state("connecting")
+        error = ConnectionLostError(
+            f"the connection to {self.server} was lost before the confirm "
+            f"({code.name}: {details}); the message may or may not be routed",
+            grpc.StatusCode.UNAVAILABLE)
+        for future in pending.values():
+            _fail(future, error)
+
+    def _next_attempt(self, got_frame: bool, code: grpc.StatusCode,
+                      details: str, closing: bool) -> Optional[float]:
+        """After a stream ended: the backoff before the next attempt, or None
+        to stop (closing, a permanent status, or given up: then shut down)."""
+        with self._guard():
+            self._failures = 0 if got_frame else self._failures + 1
+            if closing:
+                return None
+            error: Optional[TinybrokerError] = None
+            if is_permanent(code):
+                error = final_error(code, details)
+            elif self._connections == 1 and not got_frame:
+                error = ConnectError(f"cannot reach the broker at {self.server}"
+                                     f": {code.name}: {details}", code)
+            elif self._failures >= self._max_attempts:
+                error = ConnectionLostError(
+                    f"gave up after {self._failures} failed attempts to reach "
+                    f"the broker at {self.server}: {details}",
+                    grpc.StatusCode.UNAVAILABLE)
+            if error is not None:
+                self._shut_down(error)
+                return None
+            return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
+                       self._backoff[1])
+
+    # -- frames from the broker ----------------------------------------------
+
+    def _handle(self, frame: "pb.ServerFrame", generation: int
+                ) -> List[Tuple[Any, Any]]:
+        """Handles `frame`; returns the hand-overs the caller makes (and may
+        wait for): (subscription, Delivery) and (on_dropped, count)."""
+        kind = frame.WhichOneof("kind")
+        out: List[Tuple[Any, Any]] = []
+        if kind == "deliveries":
+            for wire in frame.deliveries.deliveries:
+                sub = self._subs.get(wire.subscription_id)
+                delivery = Delivery(wire, self._answer, generation, sub)
+                if sub is None or not sub.active:
+                    delivery.nack()  # unsubscribed meanwhile: let it move on
+                else:
+                    out.append((sub, delivery))
+        elif kind == "publish_confirm":
+            with self._guard():
+                future = self._pending.pop(frame.publish_confirm.request_id,
+                                           None)
+            if future is not None:
+                _resolve(future, [PublishResult.from_proto(r)
+                                  for r in frame.publish_confirm.results])
+        elif kind == "subscribed":
+            sub = self._subs.get(frame.subscribed.subscription_id)
+            if sub is not None:
+                sub._on_subscribed()
+        elif kind == "unsubscribed":
+            notice = frame.unsubscribed
+            with self._guard():
+                sub = self._subs.pop(notice.subscription_id, None)
+            if sub is not None:
+                sub._end(SubscriptionEndedError(
+                    f"the broker ended the subscription to {sub.pattern!r}: "
+                    f"{notice.reason}", grpc.StatusCode.ABORTED)
+                    if notice.reason else None)
+        elif kind == "dropped":
+            sub = self._subs.get(frame.dropped.subscription_id)
+            if sub is not None:
+                sub.dropped += frame.dropped.count
+                if sub.on_dropped is not None:
+                    out.append((sub.on_dropped, frame.dropped.count))
+        elif kind == "error":
+            self._on_error_frame(frame.error)
+        return out
+
+    def _on_error_frame(self, error: "pb.ErrorFrame") -> None:
+        code = code_from_number(error.error.code)
+        with self._guard():
+            future = self._pending.pop(error.request_id, None)
+            sub = (self._subs.pop(error.subscription_id, None)
+                   if error.request == "subscribe" else None)
+        if future is not None:  # the whole publish was refused
+            _resolve(future, [PublishResult(0, code, error.error.reason,
+                                            error.error.message)]
+                     * future.count)
+        elif sub is not None:
+            sub._end(subscribe_error(sub, error.error, code))
+        else:
+            self._report(TinybrokerError(
+                f"{error.request} refused: {code.name} ({error.error.reason}):"
+                f" {error.error.message}", code, error.error.reason))
+
+    def _answer(self, kind: str, delivery_id: int, requeue: bool,
+                delay_ms: int, generation: int) -> bool:
+        """Queues an answer on the stream that carried the delivery."""
+        with self._guard():
+            if generation != self._generation or self._out is None:
+                return False
+            self._out.put_nowait(answer_frame(kind, [delivery_id], delay_ms))
+            return True
+
+    def _report(self, error: BaseException) -> None:
+        """An error that belongs to no request: on_error, else the log."""
+        if self._on_error is not None:
+            try:
+                self._on_error(error)
+                return
+            except Exception:
+                pass
+        log.error("tinybroker: %s", error)
+
+    # -- requests ------------------------------------------------------------
+
+    def _queue_publish(self, protos: List["pb.Message"]) -> List[Any]:
+        """Queues publish frames (up to MAX_PUBLISH_BATCH messages each) and
+        returns their futures; held until the stream is established."""
+        futures = []
+        with self._guard():
+            self._check_open()
+            for start in range(0, max(len(protos), 1), MAX_PUBLISH_BATCH):
+                chunk = protos[start:start + MAX_PUBLISH_BATCH]
+                request_id = self._next_request_id()
+                frame = pb.ClientFrame(request_id=request_id, publish=pb.Publish(
+                    messages=chunk, confirm=True))
+                future = self._new_future()
+                future.count = len(chunk)
+                futures.append(future)
+                if self._state == "connected" and self._out is not None:
+                    self._pending[request_id] = future
+                    self._out.put_nowait(frame)
+                else:
+                    self._unsent.append((request_id, frame, future))
+        return futures
+
+    def _add_subscription(self, make: Callable[[int], Any]) -> Any:
+        """Registers the subscription `make(id)` and sends its subscribe."""
+        with self._guard():
+            self._check_open()
+            self._next_sub += 1
+            sub = make(self._next_sub)
+            self._subs[sub.id] = sub
+            if self._out is not None:
+                self._out.put_nowait(sub._frame(self._next_request_id()))
+            return sub
+
+    def _unsubscribe(self, sub: Any) -> None:
+        with self._guard():
+            if self._subs.pop(sub.id, None) is not None and self._out is not None:
+                self._out.put_nowait(pb.ClientFrame(
+                    request_id=self._next_request_id(),
+                    unsubscribe=pb.Unsubscribe(subscription_id=sub.id)))
+        sub._end(None)
+
+    # -- closing -------------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._state == "closed" or self._closing_requested():
+            if self._final is not None and not isinstance(
+                    self._final, ClientClosedError):
+                raise self._final
+            raise ClientClosedError("the client is closed",
+                                    grpc.StatusCode.FAILED_PRECONDITION)
+
+    def _closing_requested(self) -> bool:
+        raise NotImplementedError
+
+    def _shut_down(self, error: Optional[TinybrokerError]) -> None:
+        """Closes for good: fails what waits to be sent, ends every
+        subscription (cleanly when `error` is None)."""
+        with self._guard():
+            self._final = error or ClientClosedError(
+                "the client is closed", grpc.StatusCode.FAILED_PRECONDITION)
+            unsent, self._unsent = self._unsent, []
+            subs, self._subs = list(self._subs.values()), {}
+            self._set_state("closed")
+        for _, _, future in unsent:
+            _fail(future, error or ClientClosedError(
+                "the client closed before the message was sent",
+                grpc.StatusCode.CANCELLED))
+        for sub in subs:
+            if error is None or isinstance(error, (AuthError, ConnectError)):
+                sub._end(error)  # as raised by connect()
+            else:
+                sub._end(SubscriptionEndedError(str(error), error.code,
+                                                error.reason))
+
+    # -- state ---------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        """"connecting", "connected" or "closed"."""
+        return self._state
+
+    @property
+    def connections(self) -> int:
+        """Streams opened so far (1 + reconnect attempts)."""
+        return self._connections
+
+    @property
+    def metadata(self) -> Tuple[Tuple[str, str], ...]:
+        """The call metadata (the authorization header, if any)."""
+        return self._settings.metadata

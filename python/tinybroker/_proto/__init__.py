@@ -1,0 +1,1 @@
+"""Generated from proto/tinybroker.proto at build time (gen_proto.py)."""

@@ -1,0 +1,235 @@
+"""Messages, publish results and deliveries, shared by the threaded client
+(tinybroker.client) and the asyncio client (tinybroker.aio)."""
+
+from dataclasses import dataclass, field
+from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
+                    Tuple, Union)
+
+import grpc
+
+from ._proto import tinybroker_pb2 as pb
+from .errors import PublishError, code_from_number
+
+__all__ = ["Message", "PublishResult", "Delivery", "MessageLike"]
+
+Payload = Union[bytes, bytearray, memoryview, str]
+
+
+@dataclass
+class Message:
+    """A message to publish: topic, payload (str is sent as UTF-8), optional
+    headers and key (sticky routing in key_hash groups)."""
+
+    topic: str
+    payload: Payload = b""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    key: str = ""
+
+    def to_proto(self) -> "pb.Message":
+        """Returns the wire form."""
+        data = self.payload
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return pb.Message(topic=self.topic, payload=bytes(data),
+                          headers=dict(self.headers), key=self.key)
+
+
+#: What publish_many takes per message: a Message, or (topic, payload) or
+#: (topic, payload, headers) or (topic, payload, headers, key).
+MessageLike = Union[Message, Tuple[Any, ...]]
+
+
+def to_proto_messages(messages: Iterable[MessageLike]) -> List["pb.Message"]:
+    """Returns the wire form of each message."""
+    out = []
+    for m in messages:
+        if not isinstance(m, Message):
+            m = Message(*m)
+        out.append(m.to_proto())
+    return out
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    """The outcome of one published message."""
+
+    #: The id the broker gave the message; 0 when it was refused (a message
+    #: refused only by a full group has an id and an error).
+    id: int
+    #: OK, or the broker's status code for this message.
+    code: grpc.StatusCode = grpc.StatusCode.OK
+    #: The broker's machine-readable reason ("invalid_topic", ...), or "".
+    reason: str = ""
+    #: The broker's sentence naming the problem, or "".
+    message: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the broker accepted the message everywhere."""
+        return self.code == grpc.StatusCode.OK
+
+    @staticmethod
+    def from_proto(result: "pb.PublishResult") -> "PublishResult":
+        """Returns the result of one wire PublishResult."""
+        if not result.HasField("error"):
+            return PublishResult(result.id)
+        e = result.error
+        return PublishResult(result.id, code_from_number(e.code), e.reason,
+                             e.message)
+
+
+def check_results(results: List[PublishResult]) -> List[int]:
+    """Returns the ids, or raises PublishError naming the first refusal."""
+    failed = [r for r in results if not r.ok]
+    if not failed:
+        return [r.id for r in results]
+    first = failed[0]
+    where = results.index(first)
+    raise PublishError(
+        f"{len(failed)} of {len(results)} messages refused; message {where}: "
+        f"{first.code.name} ({first.reason}): {first.message}",
+        results, first.code, first.reason)
+
+
+#: Sends one answer: (kind, delivery id, requeue, delay_ms, generation) ->
+#: whether it was queued for the connection that carried the delivery.
+AnswerSink = Callable[[str, int, bool, int, int], bool]
+
+
+class Delivery:
+    """A delivered message. Group deliveries take one answer (`ack`, `nack`
+    or `reject`; `in_progress` as often as needed before that); fan-out
+    deliveries take none. Answers only queue a frame, so they never block,
+    and are coalesced with others into one frame."""
+
+    __slots__ = ("_wire", "_sink", "_generation", "_answered", "subscription")
+
+    def __init__(self, wire: "pb.Delivery", sink: AnswerSink, generation: int,
+                 subscription: Any) -> None:
+        self._wire = wire
+        self._sink = sink
+        self._generation = generation
+        self._answered = False
+        #: The Subscription it came on.
+        self.subscription = subscription
+
+    @property
+    def topic(self) -> str:
+        """The topic the message was published to."""
+        return self._wire.topic
+
+    @property
+    def payload(self) -> bytes:
+        """The payload as published."""
+        return self._wire.payload
+
+    @property
+    def text(self) -> str:
+        """The payload decoded as UTF-8."""
+        return self._wire.payload.decode("utf-8")
+
+    @property
+    def headers(self) -> Dict[str, str]:
+        """The headers (dead letters add x-tinybroker-* headers)."""
+        return dict(self._wire.headers)
+
+    @property
+    def key(self) -> str:
+        """The key as published."""
+        return self._wire.key
+
+    @property
+    def message_id(self) -> int:
+        """The broker-wide message id (increasing in acceptance order)."""
+        return self._wire.message_id
+
+    @property
+    def accepted_unix_nanos(self) -> int:
+        """Acceptance time in nanoseconds since the Unix epoch."""
+        return self._wire.accepted_unix_nanos
+
+    @property
+    def delivery_id(self) -> int:
+        """Group deliveries: the id answers name (0 for fan-out)."""
+        return self._wire.delivery_id
+
+    @property
+    def attempt(self) -> int:
+        """Group deliveries: 1 on first delivery, counting up."""
+        return self._wire.attempt
+
+    @property
+    def is_group(self) -> bool:
+        """True for a consumer-group delivery (one that takes an answer)."""
+        return self._wire.delivery_id != 0
+
+    @property
+    def answered(self) -> bool:
+        """True once acked, nacked or rejected."""
+        return self._answered
+
+    @property
+    def wire(self) -> "pb.Delivery":
+        """The delivery as received (tinybroker.v1.Delivery)."""
+        return self._wire
+
+    def _answer(self, kind: str, requeue: bool = False, delay_ms: int = 0,
+                final: bool = True) -> bool:
+        if not self.is_group or self._answered:
+            return False
+        if final:
+            self._answered = True
+        return self._sink(kind, self._wire.delivery_id, requeue, delay_ms,
+                          self._generation)
+
+    def ack(self) -> bool:
+        """Acks: the message is done. False when there is nothing to answer
+        (fan-out, answered already) or the connection that carried it is
+        gone (the broker then redelivers it)."""
+        return self._answer("ack")
+
+    def nack(self, delay: float = 0.0) -> bool:
+        """Nacks with requeue: redelivered after `delay` seconds (0: at
+        once). False as for `ack`."""
+        return self._answer("nack", True, max(0, int(round(delay * 1000))))
+
+    def reject(self) -> bool:
+        """Rejects: to the group's dead letter topic at once. False as for
+        `ack`."""
+        return self._answer("reject")
+
+    def in_progress(self) -> bool:
+        """Pushes the ack deadline back by the group's ack_wait. False as for
+        `ack`."""
+        return self._answer("in_progress", final=False)
+
+    def __repr__(self) -> str:
+        return (f"Delivery(topic={self.topic!r}, message_id={self.message_id}, "
+                f"attempt={self.attempt}, payload={self.payload[:32]!r})")
+
+
+def answer_frame(kind: str, ids: List[int], delay_ms: int = 0) -> "pb.ClientFrame":
+    """Returns one frame answering `ids` with `kind`."""
+    if kind == "ack":
+        return pb.ClientFrame(ack=pb.Ack(delivery_ids=ids))
+    if kind == "in_progress":
+        return pb.ClientFrame(in_progress=pb.InProgress(delivery_ids=ids))
+    return pb.ClientFrame(nack=pb.Nack(delivery_ids=ids,
+                                       requeue=(kind == "nack"),
+                                       delay_ms=delay_ms))
+
+
+def answer_key(frame: "pb.ClientFrame") -> Optional[Tuple[str, bool, int]]:
+    """Returns what an answer frame may be merged by, None for others."""
+    kind = frame.WhichOneof("kind")
+    if kind in ("ack", "in_progress"):
+        return (kind, False, 0)
+    if kind == "nack":
+        return (kind, frame.nack.requeue, frame.nack.delay_ms)
+    return None
+
+
+def merge_answers(first: "pb.ClientFrame", more: "pb.ClientFrame") -> None:
+    """Appends `more`'s delivery ids to `first` (same answer_key)."""
+    kind = first.WhichOneof("kind")
+    getattr(first, kind).delivery_ids.extend(getattr(more, kind).delivery_ids)

@@ -1,0 +1,409 @@
+"""The asyncio client, on grpc.aio: the threaded client's API with
+coroutines for what waits (connect, publish, subscribe, join, close, the
+unary calls, `get`) and async iteration of subscriptions. Answers (`ack`,
+`nack`, `reject`, `in_progress`) and `unsubscribe` only queue a frame, so
+they stay plain methods; call them on the client's event loop.
+
+    import tinybroker.aio
+
+    async with tinybroker.aio.connect() as client:
+        await client.publish("jobs.resize", b"a")
+        async for job in await client.join("workers", "jobs.>"):
+            job.ack()
+"""
+
+import asyncio
+import inspect
+from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator,
+                    Iterable, List, Optional, Sequence, Tuple, Union)
+
+import grpc
+
+from ._admin import AsyncAdmin
+from ._core import END, MAX_ANSWER_BATCH, Core
+from ._proto import tinybroker_pb2 as pb
+from ._proto import tinybroker_pb2_grpc as pb_grpc
+from ._settings import Settings, make_aio_channel, resolve
+from ._types import (Delivery, Message, MessageLike, PublishResult,
+                     answer_key, check_results, merge_answers,
+                     to_proto_messages)
+from .errors import AuthError, ConnectError, TinybrokerError
+from .subscription import DroppedCallback, SubscriptionBase
+
+__all__ = ["connect", "AsyncClient", "AsyncSubscription"]
+
+#: A delivery handler: a plain function or a coroutine function.
+AsyncDeliveryCallback = Callable[[Delivery], Union[None, Awaitable[None]]]
+
+
+class AsyncSubscription(SubscriptionBase):
+    """One fan-out subscription or group membership of an AsyncClient:
+    `async for` its deliveries or `await get()`; `unsubscribe()` (or `async
+    with`) ends it. Kept across reconnects, like the threaded one."""
+
+    def __init__(self, client: "AsyncClient", sub_id: int, pattern: str,
+                 group: str, max_in_flight: int, tags: Sequence[str],
+                 callback: Optional[AsyncDeliveryCallback],
+                 on_dropped: Optional[DroppedCallback],
+                 max_queued: int) -> None:
+        super().__init__(client, sub_id, pattern, group, max_in_flight, tags,
+                         callback, on_dropped)
+        self._queue: "asyncio.Queue[Any]" = asyncio.Queue(max(1, max_queued))
+        self._confirmed = asyncio.Event()
+
+    def _end(self, error: Optional[TinybrokerError]) -> None:
+        if self._ended:
+            return
+        self._ended, self._end_error = True, error
+        self._confirmed.set()
+        while not self._queue.empty():
+            item = self._queue.get_nowait()
+            if isinstance(item, Delivery):
+                item.nack()
+        self._queue.put_nowait(END)
+
+    async def wait_subscribed(self, timeout: Optional[float] = 10.0) -> None:
+        """Waits for the broker's confirm; raises SubscribeError if refused,
+        TimeoutError after `timeout` seconds."""
+        try:
+            await asyncio.wait_for(self._confirmed.wait(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no answer to the subscribe to "
+                               f"{self.pattern!r} within {timeout} s") from None
+        if self._end_error is not None:
+            raise self._end_error
+
+    async def get(self, timeout: Optional[float] = None) -> Optional[Delivery]:
+        """The next delivery; None once ended by unsubscribe or close. Raises
+        TimeoutError, or the reason the broker ended it."""
+        if self.callback is not None:
+            raise TypeError("this subscription hands its deliveries to its "
+                            "callback")
+        try:
+            item = await asyncio.wait_for(self._queue.get(), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"nothing arrived within {timeout} s") from None
+        if item is END:
+            self._queue.put_nowait(END)  # for the next get
+            if self._end_error is not None:
+                raise self._end_error
+            return None
+        return item
+
+    def __aiter__(self) -> AsyncIterator[Delivery]:
+        return self
+
+    async def __anext__(self) -> Delivery:
+        item = await self.get()
+        if item is None:
+            raise StopAsyncIteration
+        return item
+
+    async def __aenter__(self) -> "AsyncSubscription":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.unsubscribe()
+
+
+async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
+    """The frames of one stream, runs of answers merged (as in client.py)."""
+    held: Any = None
+    while True:
+        frame = held if held is not None else await out.get()
+        held = None
+        if frame is END:
+            return
+        key = answer_key(frame)
+        count = 1
+        while key is not None and count < MAX_ANSWER_BATCH and not out.empty():
+            more = out.get_nowait()
+            if more is not END and answer_key(more) == key:
+                merge_answers(frame, more)
+                count += 1
+            else:
+                held = more
+                break
+        yield frame
+
+
+class AsyncClient(Core, AsyncAdmin):
+    """The asyncio counterpart of tinybroker.Client (make one with
+    `tinybroker.aio.connect`). Use it from one event loop."""
+
+    def __init__(self, settings: Settings, *,
+                 reconnect_initial_backoff: float = 0.1,
+                 reconnect_max_backoff: float = 2.0,
+                 reconnect_max_attempts: int = 20, max_queued: int = 4096,
+                 close_timeout: float = 5.0, lazy: bool = False,
+                 on_error: Optional[Callable[[BaseException], None]] = None
+                 ) -> None:
+        super().__init__(settings, reconnect_initial_backoff,
+                         reconnect_max_backoff, reconnect_max_attempts,
+                         max_queued, close_timeout, on_error)
+        self._channel = make_aio_channel(settings)
+        self._stub = pb_grpc.BrokerStub(self._channel)
+        self._changed = asyncio.Event()
+        self._closing = asyncio.Event()
+        self._call: Any = None
+        self._callbacks: "asyncio.Queue[Any]" = asyncio.Queue(max_queued)
+        self._callback_task: "Optional[asyncio.Future[None]]" = None
+        self._task: "Optional[asyncio.Future[None]]" = None
+        #: Whether the stream opens on first need rather than at connect.
+        self.lazy = lazy
+
+    # -- Core's hooks --------------------------------------------------------
+
+    def _set_state(self, state: str) -> None:
+        self._state = state
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    def _new_future(self) -> "asyncio.Future[Any]":
+        return asyncio.get_running_loop().create_future()
+
+    def _closing_requested(self) -> bool:
+        return self._closing.is_set()
+
+    # -- connection ----------------------------------------------------------
+
+    def _start(self) -> None:
+        """Starts the tasks (and the stream) once, on first need."""
+        if self._task is None:
+            self._callback_task = asyncio.ensure_future(self._run_callbacks())
+            self._task = asyncio.ensure_future(self._run())
+
+    async def _wait_first(self, timeout: float) -> None:
+        try:
+            while self._state == "connecting":
+                await asyncio.wait_for(self._changed.wait(), timeout)
+        except asyncio.TimeoutError:
+            pass
+        if self._state == "connected":
+            return
+        error = self._final
+        await self.close()
+        if isinstance(error, (AuthError, ConnectError)):
+            raise error
+        raise ConnectError(f"cannot reach the broker at {self.server}: no "
+                           f"answer within {timeout} s",
+                           grpc.StatusCode.UNAVAILABLE)
+
+    async def _run(self) -> None:
+        while True:
+            got_frame, code, details = await self._serve_one_stream()
+            delay = self._next_attempt(got_frame, code, details,
+                                       self._closing.is_set())
+            if delay is None:
+                return
+            try:
+                await asyncio.wait_for(self._closing.wait(), delay)
+                return
+            except asyncio.TimeoutError:
+                pass
+
+    async def _channel_ready(self) -> bool:
+        """After a loss: waits until the channel connects (see Client)."""
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(),
+                                   max(self._backoff))
+            return True
+        except asyncio.TimeoutError:
+            return False
+
+    async def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
+        if self._connections > 0 and not await self._channel_ready():
+            self._connections += 1
+            return False, grpc.StatusCode.UNAVAILABLE, \
+                f"the broker at {self.server} does not accept connections"
+        out: "asyncio.Queue[Any]" = asyncio.Queue()
+        generation = self._open(out)
+        self._call = call = self._stub.Session(
+            _frames(out), metadata=self._settings.metadata)
+        got_frame = False
+        code, details = grpc.StatusCode.OK, "the broker ended the stream"
+        try:
+            async for frame in call:
+                if not got_frame:
+                    got_frame = True
+                    self._on_established(generation)
+                for target, item in self._handle(frame, generation):
+                    if isinstance(target, AsyncSubscription) and \
+                            target.callback is None:
+                        await target._queue.put(item)  # full: stop reading
+                    else:
+                        await self._callbacks.put((target, item))
+        except grpc.RpcError as err:
+            code, details = err.code(), err.details() or ""
+        except asyncio.CancelledError:  # the loop is ending: no reconnect
+            call.cancel()
+            self._call = None
+            self._ended(out, grpc.StatusCode.CANCELLED, "cancelled")
+            raise
+        self._call = None
+        self._ended(out, code, details)
+        return got_frame, code, details
+
+    async def _run_callbacks(self) -> None:
+        while True:
+            item = await self._callbacks.get()
+            if item is END:
+                return
+            target, arg = item
+            try:
+                if isinstance(target, AsyncSubscription):
+                    if not target.active:
+                        arg.nack()  # unsubscribed meanwhile
+                        continue
+                    target = target.callback
+                result = target(arg)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception as err:
+                self._report(err)
+
+    # -- publishing ----------------------------------------------------------
+
+    def publish_nowait(self, messages: Iterable[MessageLike]
+                       ) -> "asyncio.Future[List[PublishResult]]":
+        """Queues `messages` as one batch; the future gives every result."""
+        protos = to_proto_messages(messages)
+        self._check_open()
+        self._start()
+        futures = self._queue_publish(protos)
+        if len(futures) == 1:
+            return futures[0]
+
+        async def joined() -> List[PublishResult]:
+            return [r for f in futures for r in await f]
+        return asyncio.ensure_future(joined())
+
+    async def publish_results(self, messages: Iterable[MessageLike],
+                              timeout: Optional[float] = 10.0
+                              ) -> List[PublishResult]:
+        """Every message's result, refused ones included (see
+        Client.publish_results)."""
+        try:
+            return await asyncio.wait_for(
+                asyncio.shield(self.publish_nowait(messages)), timeout)
+        except asyncio.TimeoutError:
+            raise TimeoutError(f"no confirm from {self.server} within "
+                               f"{timeout} s") from None
+
+    async def publish_many(self, messages: Iterable[MessageLike],
+                           timeout: Optional[float] = 10.0) -> List[int]:
+        """The ids; raises PublishError if the broker refused any."""
+        return check_results(await self.publish_results(messages, timeout))
+
+    async def publish(self, topic: str, payload: "bytes | str" = b"", *,
+                      headers: Optional[Dict[str, str]] = None, key: str = "",
+                      timeout: Optional[float] = 10.0) -> int:
+        """Publishes one message; its id, or PublishError."""
+        ids = await self.publish_many(
+            [Message(topic, payload, headers or {}, key)], timeout)
+        return ids[0]
+
+    # -- subscribing ---------------------------------------------------------
+
+    async def subscribe(self, pattern: str,
+                        callback: Optional[AsyncDeliveryCallback] = None, *,
+                        on_dropped: Optional[DroppedCallback] = None,
+                        timeout: Optional[float] = 10.0) -> AsyncSubscription:
+        """Fan-out subscription (see Client.subscribe)."""
+        return await self._subscribe(pattern, "", 0, (), callback, on_dropped,
+                                     timeout)
+
+    async def join(self, group: str, pattern: str,
+                   callback: Optional[AsyncDeliveryCallback] = None, *,
+                   max_in_flight: int = 256, tags: Sequence[str] = (),
+                   timeout: Optional[float] = 10.0) -> AsyncSubscription:
+        """Joins a consumer group (see Client.join)."""
+        return await self._subscribe(pattern, group, max_in_flight, tags,
+                                     callback, None, timeout)
+
+    async def _subscribe(self, pattern: str, group: str, max_in_flight: int,
+                         tags: Sequence[str],
+                         callback: Optional[AsyncDeliveryCallback],
+                         on_dropped: Optional[DroppedCallback],
+                         timeout: Optional[float]) -> AsyncSubscription:
+        self._check_open()
+        self._start()
+        sub = self._add_subscription(lambda sub_id: AsyncSubscription(
+            self, sub_id, pattern, group, max_in_flight, tags, callback,
+            on_dropped, self._max_queued))
+        if timeout is not None and timeout > 0:
+            await sub.wait_subscribed(timeout)
+        return sub
+
+    # -- close ---------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Half-closes, waits up to close_timeout for the last confirms, ends
+        every subscription and the tasks. Idempotent; not from a callback."""
+        if self._closing.is_set():
+            return
+        self._closing.set()
+        if self._out is not None:
+            self._out.put_nowait(END)
+        if self._state != "connected" and self._call is not None:
+            self._call.cancel()
+        if self._task is not None:
+            done, _ = await asyncio.wait([self._task],
+                                         timeout=self._close_timeout)
+            if not done:
+                if self._call is not None:
+                    self._call.cancel()
+                await asyncio.wait([self._task])
+        if self._state != "closed":
+            self._shut_down(None)
+        if self._callback_task is not None:
+            self._callback_task.cancel()
+            await asyncio.wait([self._callback_task])
+        await self._channel.close()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class _Connecting:
+    """What `connect` returns: await it for the client, or use it directly
+    in `async with` (the client is closed on exit)."""
+
+    def __init__(self, make: Callable[[], Awaitable[AsyncClient]]) -> None:
+        self._make = make
+        self._client: Optional[AsyncClient] = None
+
+    def __await__(self) -> Generator[Any, None, AsyncClient]:
+        return self._make().__await__()
+
+    async def __aenter__(self) -> AsyncClient:
+        self._client = await self._make()
+        return self._client
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._client is not None:
+            await self._client.close()
+
+
+def connect(server: Optional[str] = None, *, token: Optional[str] = None,
+            token_file: Optional[str] = None, ca: Optional[str] = None,
+            cert: Optional[str] = None, key: Optional[str] = None,
+            tls_server_name: Optional[str] = None, timeout: float = 5.0,
+            lazy: bool = False, **options: Any) -> _Connecting:
+    """Connects like tinybroker.connect, on asyncio: `client = await
+    connect(...)` or `async with connect(...) as client:`. The client is
+    ready once the broker answered; raises ConnectError, AuthError,
+    SecurityError."""
+    settings = resolve(server, token=token, token_file=token_file, ca=ca,
+                       cert=cert, key=key, tls_server_name=tls_server_name)
+
+    async def make() -> AsyncClient:
+        client = AsyncClient(settings, lazy=lazy, **options)
+        if not lazy:
+            client._start()
+            await client._wait_first(timeout)
+        return client
+    return _Connecting(make)

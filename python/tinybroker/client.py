@@ -1,0 +1,369 @@
+"""The threaded client: one Session stream per client, reopened after a loss
+with every live subscription sent again (as the C++ async_client does).
+
+Threads: an I/O thread opens streams and reads frames (gRPC's own thread
+writes them); a callback thread runs subscription callbacks in order."""
+
+import queue
+import threading
+import time
+from concurrent.futures import Future
+from typing import (Any, Callable, ContextManager, Dict, Iterable, List,
+                    Optional, Sequence, Tuple)
+
+import grpc
+
+from ._admin import Admin
+from ._core import END, MAX_ANSWER_BATCH, Core
+from ._inbox import Inbox
+from ._proto import tinybroker_pb2 as pb
+from ._proto import tinybroker_pb2_grpc as pb_grpc
+from ._settings import Settings, make_channel, resolve
+from ._types import (Delivery, Message, MessageLike, PublishResult,
+                     answer_key, check_results, merge_answers,
+                     to_proto_messages)
+from .errors import AuthError, ConnectError
+from .subscription import DeliveryCallback, DroppedCallback, Subscription
+
+
+def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
+    """Yields the frames queued for one stream, merging runs of answers of
+    one kind into one frame (answers are coalesced while the stream is
+    busy)."""
+    held: Any = None
+    while True:
+        frame = held if held is not None else out.get()
+        held = None
+        if frame is END:
+            return
+        key = answer_key(frame)
+        count = 1
+        while key is not None and count < MAX_ANSWER_BATCH:
+            try:
+                more = out.get_nowait()
+            except queue.Empty:
+                break
+            if more is not END and answer_key(more) == key:
+                merge_answers(frame, more)
+                count += 1
+            else:
+                held = more
+                break
+        yield frame
+
+
+class Client(Core, Admin):
+    """A connection to a broker (make one with `tinybroker.connect`). Thread
+    safe. Publishes wait for their confirm; subscriptions deliver to an
+    iterator or a callback; the stream is reopened after a loss and every
+    live subscription is made again."""
+
+    def __init__(self, settings: Settings, *, connect_timeout: float = 5.0,
+                 reconnect_initial_backoff: float = 0.1,
+                 reconnect_max_backoff: float = 2.0,
+                 reconnect_max_attempts: int = 20, max_queued: int = 4096,
+                 close_timeout: float = 5.0, lazy: bool = False,
+                 on_error: Optional[Callable[[BaseException], None]] = None
+                 ) -> None:
+        super().__init__(settings, reconnect_initial_backoff,
+                         reconnect_max_backoff, reconnect_max_attempts,
+                         max_queued, close_timeout, on_error)
+        self._channel = make_channel(settings)
+        self._stub = pb_grpc.BrokerStub(self._channel)
+        self._lock = threading.Condition()  # reentrant
+        self._closing = False
+        self._call: Any = None
+        self._callbacks = Inbox(max_queued)
+        self._stop = threading.Event()
+        self._callback_thread = threading.Thread(
+            target=self._run_callbacks, name="tinybroker-callbacks", daemon=True)
+        self._io_thread = threading.Thread(
+            target=self._run, name="tinybroker-io", daemon=True)
+        self._started = False
+        if not lazy:
+            self._start()
+            self._wait_first(connect_timeout)
+
+    # -- Core's hooks --------------------------------------------------------
+
+    def _guard(self) -> ContextManager[Any]:
+        return self._lock
+
+    def _set_state(self, state: str) -> None:
+        with self._lock:
+            self._state = state
+            self._lock.notify_all()
+
+    def _new_future(self) -> Future:
+        return Future()
+
+    def _closing_requested(self) -> bool:
+        return self._closing
+
+    # -- connection ----------------------------------------------------------
+
+    def _start(self) -> None:
+        """Starts the threads (and the stream) once, on first need."""
+        with self._lock:
+            if self._started:
+                return
+            self._started = True
+        self._callback_thread.start()
+        self._io_thread.start()
+
+    def _wait_first(self, timeout: float) -> None:
+        with self._lock:
+            self._lock.wait_for(lambda: self._state != "connecting", timeout)
+            if self._state == "connected":
+                return
+            error = self._final
+        self.close()
+        if isinstance(error, (AuthError, ConnectError)):
+            raise error
+        raise ConnectError(f"cannot reach the broker at {self.server}: no "
+                           f"answer within {timeout} s",
+                           grpc.StatusCode.UNAVAILABLE)
+
+    def _run(self) -> None:
+        while True:
+            got_frame, code, details = self._serve_one_stream()
+            delay = self._next_attempt(got_frame, code, details, self._closing)
+            if delay is None:
+                return
+            with self._lock:
+                if self._lock.wait_for(lambda: self._closing, delay):
+                    return
+
+    def _channel_ready(self) -> bool:
+        """After a loss: waits (up to the longest backoff) until the channel
+        connects, as the C++ client does; a stream opened on a channel that
+        is still failing may hang instead of failing."""
+        ready = grpc.channel_ready_future(self._channel)
+        deadline = time.monotonic() + max(self._backoff)
+        try:
+            while not self._closing and time.monotonic() < deadline:
+                try:
+                    ready.result(0.05)
+                    return True
+                except grpc.FutureTimeoutError:
+                    pass
+            return False
+        finally:
+            ready.cancel()
+
+    def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
+        if self._connections > 0 and not self._channel_ready():
+            self._connections += 1
+            return False, grpc.StatusCode.UNAVAILABLE, \
+                f"the broker at {self.server} does not accept connections"
+        out: "queue.Queue[Any]" = queue.Queue()
+        generation = self._open(out)
+        with self._lock:
+            self._call = call = self._stub.Session(
+                _frames(out), metadata=self._settings.metadata)
+        got_frame = False
+        code, details = grpc.StatusCode.OK, "the broker ended the stream"
+        try:
+            for frame in call:
+                if not got_frame:
+                    got_frame = True
+                    self._on_established(generation)
+                for target, item in self._handle(frame, generation):
+                    self._hand_over(target, item)
+        except grpc.RpcError as err:
+            code, details = err.code(), err.details() or ""
+        with self._lock:
+            self._call = None
+        self._ended(out, code, details)
+        return got_frame, code, details
+
+    def _hand_over(self, target: Any, item: Any) -> None:
+        """Queues a delivery for its iterator or the callback thread; waits
+        while that is full (so the broker buffers, or stops at the credit)."""
+        if isinstance(target, Subscription) and target.callback is None:
+            taken = target._inbox.put(item, self._stop)
+        else:
+            taken = self._callbacks.put((target, item), self._stop)
+        if not taken and isinstance(item, Delivery):
+            item.nack()  # ended meanwhile: let it move on
+
+    def _run_callbacks(self) -> None:
+        while True:
+            try:
+                target, arg = self._callbacks.get()
+            except StopIteration:
+                return
+            try:
+                if isinstance(target, Subscription):
+                    if target.active:
+                        target.callback(arg)
+                    else:
+                        arg.nack()  # unsubscribed meanwhile: let it move on
+                else:
+                    target(arg)
+            except Exception as err:  # a callback's own error
+                self._report(err)
+
+    # -- publishing ----------------------------------------------------------
+
+    def publish_nowait(self, messages: Iterable[MessageLike]
+                       ) -> "Future[List[PublishResult]]":
+        """Sends `messages` as one publish frame (several past 4096) and
+        returns at once; the future gives every message's result, or raises
+        ConnectionLostError / ClientClosedError. Publishes made while the
+        client reconnects are sent, in order, once it is back."""
+        protos = to_proto_messages(messages)
+        self._start()
+        futures = self._queue_publish(protos)
+        return futures[0] if len(futures) == 1 else _join_futures(futures)
+
+    def publish_results(self, messages: Iterable[MessageLike],
+                        timeout: Optional[float] = 10.0) -> List[PublishResult]:
+        """Publishes `messages` in one batch and returns every message's
+        result, refused ones included (never raises for those). Raises
+        ConnectionLostError, ClientClosedError, or TimeoutError when no
+        confirm came within `timeout` seconds."""
+        future = self.publish_nowait(messages)
+        try:
+            return future.result(timeout)
+        except TimeoutError:
+            raise TimeoutError(f"no confirm from {self.server} within "
+                               f"{timeout} s") from None
+
+    def publish_many(self, messages: Iterable[MessageLike],
+                     timeout: Optional[float] = 10.0) -> List[int]:
+        """Publishes `messages` in one batch; returns their ids. Raises
+        PublishError (with every message's result) if the broker refused
+        any; the others were routed."""
+        return check_results(self.publish_results(messages, timeout))
+
+    def publish(self, topic: str, payload: "bytes | str" = b"", *,
+                headers: Optional[Dict[str, str]] = None, key: str = "",
+                timeout: Optional[float] = 10.0) -> int:
+        """Publishes one message and returns its id once confirmed. Raises
+        PublishError when the broker refused it."""
+        return self.publish_many([Message(topic, payload, headers or {}, key)],
+                                 timeout)[0]
+
+    # -- subscribing ---------------------------------------------------------
+
+    def subscribe(self, pattern: str,
+                  callback: Optional[DeliveryCallback] = None, *,
+                  on_dropped: Optional[DroppedCallback] = None,
+                  timeout: Optional[float] = 10.0) -> Subscription:
+        """Subscribes to `pattern` (fan-out: a copy of every matching message
+        accepted from now on, at most once). Iterate the subscription, or
+        give `callback`. Waits for the broker's confirm: raises SubscribeError
+        if refused (bad pattern: INVALID_ARGUMENT)."""
+        return self._subscribe(pattern, "", 0, (), callback, on_dropped,
+                               timeout)
+
+    def join(self, group: str, pattern: str,
+             callback: Optional[DeliveryCallback] = None, *,
+             max_in_flight: int = 256, tags: Sequence[str] = (),
+             timeout: Optional[float] = 10.0) -> Subscription:
+        """Joins consumer group `group` on `pattern` (created with default
+        settings if unknown). The broker hands this member at most
+        `max_in_flight` unanswered deliveries (its credit); answer each with
+        ack, nack, reject. Raises SubscribeError if refused."""
+        return self._subscribe(pattern, group, max_in_flight, tags, callback,
+                               None, timeout)
+
+    def _subscribe(self, pattern: str, group: str, max_in_flight: int,
+                   tags: Sequence[str], callback: Optional[DeliveryCallback],
+                   on_dropped: Optional[DroppedCallback],
+                   timeout: Optional[float]) -> Subscription:
+        self._start()
+        sub = self._add_subscription(lambda sub_id: Subscription(
+            self, sub_id, pattern, group, max_in_flight, tags, callback,
+            on_dropped, self._max_queued))
+        if timeout is not None and timeout > 0:
+            sub.wait_subscribed(timeout)
+        return sub
+
+    # -- state and close -----------------------------------------------------
+
+    def wait_connected(self, timeout: Optional[float] = None) -> bool:
+        """Waits until the broker answers on the stream; False on timeout or
+        once closed."""
+        self._start()
+        with self._lock:
+            self._lock.wait_for(lambda: self._state != "connecting", timeout)
+            return self._state == "connected"
+
+    def close(self) -> None:
+        """Sends what is queued, half-closes the stream, waits up to
+        close_timeout for the last confirms, ends every subscription (their
+        iterations stop) and stops the threads. Idempotent; not from a
+        callback."""
+        with self._lock:
+            if self._closing:
+                return
+            self._closing = True
+            if self._out is not None:
+                self._out.put(END)  # half-close: the broker ends the stream
+            if self._state != "connected" and self._call is not None:
+                self._call.cancel()  # nothing to wait for
+            self._lock.notify_all()
+        own = threading.current_thread() in (self._io_thread,
+                                             self._callback_thread)
+        if self._started and not own:
+            self._io_thread.join(self._close_timeout)
+            with self._lock:
+                if self._call is not None:
+                    self._call.cancel()
+            self._io_thread.join()
+        if self._state != "closed":
+            self._shut_down(None)
+        self._callbacks.close()
+        self._stop.set()
+        if self._started and not own:
+            self._callback_thread.join(self._close_timeout)
+        self._channel.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _join_futures(futures: List[Future]) -> Future:
+    """One future for the concatenated results of `futures`."""
+    joined: Future = Future()
+    lock = threading.Lock()
+    remaining = [len(futures)]
+
+    def done(_: Future) -> None:
+        with lock:
+            remaining[0] -= 1
+            if remaining[0]:
+                return
+        errors = [f.exception() for f in futures if f.exception() is not None]
+        if errors:
+            joined.set_exception(errors[0])
+        else:
+            joined.set_result([r for f in futures for r in f.result()])
+
+    for f in futures:
+        f.add_done_callback(done)
+    return joined
+
+
+def connect(server: Optional[str] = None, *, token: Optional[str] = None,
+            token_file: Optional[str] = None, ca: Optional[str] = None,
+            cert: Optional[str] = None, key: Optional[str] = None,
+            tls_server_name: Optional[str] = None, timeout: float = 5.0,
+            lazy: bool = False, **options: Any) -> Client:
+    """Connects to the broker at `server` (HOST:PORT; default
+    TINYBROKER_SERVER, else 127.0.0.1:7400) and returns a Client once the
+    broker answered on a Session stream. Unset token and TLS settings come
+    from TINYBROKER_TOKEN, TINYBROKER_TOKEN_FILE, TINYBROKER_CA,
+    TINYBROKER_CERT, TINYBROKER_KEY and TINYBROKER_TLS_SERVER_NAME. Raises
+    ConnectError (refused: at once; no answer: after `timeout` s), AuthError,
+    SecurityError. With `lazy`, returns at once and opens the stream on
+    first need (publish_unary and the admin calls need none). `options`:
+    the Client's keywords (reconnect_max_attempts, max_queued, on_error)."""
+    settings = resolve(server, token=token, token_file=token_file, ca=ca,
+                       cert=cert, key=key, tls_server_name=tls_server_name)
+    return Client(settings, connect_timeout=timeout, lazy=lazy, **options)

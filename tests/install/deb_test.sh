@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The .deb (issue 14): `cpack -G DEB` in the build directory makes one
+# package; this unpacks it with dpkg-deb -x and checks its files, its
+# control data (dependencies from dpkg-shlibdeps, the config as a conffile)
+# and its systemd unit with `systemd-analyze verify`; the packaged broker
+# must run.
+#
+#   deb_test.sh BUILD_DIR
+set -euo pipefail
+build=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "deb_test: $*" >&2; exit 1; }
+
+(cd "$build" && cpack -G DEB -B "$work/out" >"$work/cpack.log" 2>&1) ||
+  fail "cpack failed: $(tail -30 "$work/cpack.log")"
+deb=$(find "$work/out" -maxdepth 1 -name 'tinybroker_*.deb' | head -1)
+[ -n "$deb" ] || fail "no .deb in $(ls "$work/out")"
+echo "package: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
+
+root=$work/root
+dpkg-deb -x "$deb" "$root"
+for f in usr/bin/tinybroker usr/bin/tinybroker-cli usr/bin/tinybroker-bench \
+  usr/lib/systemd/system/tinybroker.service etc/tinybroker/tinybroker.toml \
+  usr/share/tinybroker/tinybroker.example.toml \
+  usr/include/tinybroker/client/async_client.hpp \
+  usr/lib/cmake/tinybroker/tinybrokerConfig.cmake \
+  usr/lib/pkgconfig/tinybroker.pc usr/lib/libtinybroker_client.a; do
+  [ -e "$root/$f" ] || fail "not in the package: $f"
+done
+
+control=$work/control
+dpkg-deb -e "$deb" "$control"
+grep -q '^Depends:.*libgrpc++1.51' "$control/control" ||
+  fail "Depends lacks gRPC: $(grep '^Depends' "$control/control")"
+grep -q '^Depends:.*systemd' "$control/control" ||
+  fail "Depends lacks systemd: $(grep '^Depends' "$control/control")"
+grep -qx /etc/tinybroker/tinybroker.toml "$control/conffiles" ||
+  fail "the config is not a conffile"
+
+# The unit, checked with the packaged binary in place; the config it names
+# must be valid for the broker itself.
+unit=$root/usr/lib/systemd/system/tinybroker.service
+grep -q '^Type=notify$' "$unit" || fail "the unit is not Type=notify"
+grep -q '^ExecStart=/usr/bin/tinybroker --config /etc/tinybroker/tinybroker.toml$' \
+  "$unit" || fail "unexpected ExecStart: $(grep ExecStart "$unit")"
+# systemd-analyze checks that ExecStart's program exists: point the copy it
+# verifies at the unpacked one (the line itself was checked just above).
+mkdir -p "$work/units"
+sed "s#/usr/bin/tinybroker#$root/usr/bin/tinybroker#; s# /etc/# $root/etc/#" \
+  "$unit" >"$work/units/tinybroker.service"
+if ! systemd-analyze verify "$work/units/tinybroker.service" \
+  >"$work/verify.log" 2>&1; then
+  fail "systemd-analyze verify: $(cat "$work/verify.log")"
+fi
+[ ! -s "$work/verify.log" ] || fail "systemd-analyze verify: $(cat "$work/verify.log")"
+"$root/usr/bin/tinybroker" --check-config "$root/etc/tinybroker/tinybroker.toml" \
+  >"$work/check.log" 2>&1 || fail "the packaged config: $(cat "$work/check.log")"
+"$root/usr/bin/tinybroker" --version
+echo "deb_test: ok"
