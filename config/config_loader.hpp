@@ -148,6 +148,33 @@ parse_duration(std::string_view text) {
   return std::chrono::milliseconds(static_cast<int64_t>(*n));
 }
 
+/// Parses a duration given on a command line: as `parse_duration`, but a
+/// number without a unit is refused (`5` could mean seconds or
+/// milliseconds), except `0`; returns nothing for other text.
+inline std::optional<std::chrono::milliseconds>
+parse_flag_duration(std::string_view text) {
+  bool bare = !text.empty() &&
+              text.find_first_not_of("0123456789") == std::string_view::npos;
+  if (bare && text.find_first_not_of('0') != std::string_view::npos)
+    return std::nullopt;
+  return parse_duration(text);
+}
+
+/// Returns the sentence that refuses `text` as the duration of command-line
+/// flag `flag` ("--timeout"), telling to add a unit to a bare number.
+inline std::string bad_flag_duration(std::string_view flag,
+                                     std::string_view text) {
+  std::string got{text};
+  bool bare = !text.empty() &&
+              text.find_first_not_of("0123456789") == std::string_view::npos;
+  if (bare)
+    return std::string{flag} + ": \"" + got +
+           "\" has no unit; add one: " + got + "ms, " + got + "s, " + got +
+           "m or " + got + "h";
+  return std::string{flag} + ": got \"" + got +
+         "\"; expected a duration like 500ms, 30s, 2m or 1h";
+}
+
 /// Parses a byte size: digits with an optional `KiB`, `MiB` or `GiB` suffix;
 /// returns nothing for other text or beyond 2^63 - 1 bytes.
 inline std::optional<uint64_t> parse_size(std::string_view text) {

@@ -10,36 +10,29 @@
 #include <vector>
 
 #include "client/async_client.hpp"
+#include "example_args.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-// The client's settings: the token and TLS files of the TINYBROKER_*
-// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
-// "Security"); exits with 2 if they cannot be used.
-tb::client::client_options from_env() {
-  tb::client::client_options options;
-  try {
-    options.security = tb::client::security_from_env();
-    tb::client::make_channel_credentials(options.security); // reads the files
-  } catch (const tb::client::security_error& e) {
-    std::cerr << "dead_letters: " << e.what() << "\n";
-    std::exit(2);
-  }
-  return options;
-}
-
 // The group of this example, and how often it tries a message.
 constexpr const char* group_name = "payments";
 constexpr uint32_t max_deliveries = 3;
 
+// The --help text.
+const std::string usage_text =
+    "usage: dead_letters [--server HOST:PORT]\n"
+    "Creates group \"payments\" on \"payments.>\" (max_deliveries "
+    "3), publishes two good messages and a poison one, nacks the "
+    "poison until it reaches $dlq.payments, and prints it there.\n"
+    "The server defaults to $TINYBROKER_SERVER, else 127.0.0.1:7400; the token "
+    "and TLS come from TINYBROKER_TOKEN, TINYBROKER_CA, ... "
+    "(docs/client.md).\n";
+
+// Prints how to call the example; returns the usage error code.
 int usage() {
-  std::cerr << "usage: dead_letters [--server HOST:PORT]\n"
-               "Creates group \"payments\" on \"payments.>\" (max_deliveries "
-               "3), publishes two good messages and a poison one, nacks the "
-               "poison until it reaches $dlq.payments, and prints it there.\n"
-               "The server defaults to 127.0.0.1:7400.\n";
+  std::cerr << usage_text;
   return 2;
 }
 
@@ -48,7 +41,10 @@ int run(const std::string& server) {
   std::mutex mutex;
   std::condition_variable arrived;
   bool got_dead_letter = false;
-  tb::client::async_client client{server, from_env()};
+  auto client_settings = example::options_from_env("dead_letters");
+  if (!example::reach_broker(server, client_settings, "dead_letters"))
+    return 3;
+  tb::client::async_client client{server, client_settings};
 
   tinybroker::v1::GroupSettings settings;
   settings.set_pattern("payments.>");
@@ -114,11 +110,9 @@ int run(const std::string& server) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string server = "127.0.0.1:7400";
-  if (args.size() == 2 && args[0] == "--server")
-    server = args[1];
-  else if (!args.empty())
+  auto cmd =
+      example::parse_command_line(argc, argv, "dead_letters", usage_text);
+  if (!cmd.args.empty())
     return usage();
-  return run(server);
+  return run(cmd.server);
 }

@@ -9,34 +9,26 @@
 #include <vector>
 
 #include "client/async_client.hpp"
+#include "example_args.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-// The client's settings: the token and TLS files of the TINYBROKER_*
-// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
-// "Security"); exits with 2 if they cannot be used.
-tb::client::client_options from_env() {
-  tb::client::client_options options;
-  try {
-    options.security = tb::client::security_from_env();
-    tb::client::make_channel_credentials(options.security); // reads the files
-  } catch (const tb::client::security_error& e) {
-    std::cerr << "publish_subscribe: " << e.what() << "\n";
-    std::exit(2);
-  }
-  return options;
-}
+// The --help text.
+const std::string usage_text =
+    "usage: publish_subscribe [--server HOST:PORT] sub PATTERN "
+    "[COUNT]\n"
+    "       publish_subscribe [--server HOST:PORT] pub TOPIC DATA...\n"
+    "Run `sub 'orders.>'` in one terminal, then `pub "
+    "orders.eu.created hello` in another.\n"
+    "The server defaults to $TINYBROKER_SERVER, else 127.0.0.1:7400; the token "
+    "and TLS come from TINYBROKER_TOKEN, TINYBROKER_CA, ... "
+    "(docs/client.md).\n";
 
+// Prints how to call the example; returns the usage error code.
 int usage() {
-  std::cerr
-      << "usage: publish_subscribe [--server HOST:PORT] sub PATTERN "
-         "[COUNT]\n"
-         "       publish_subscribe [--server HOST:PORT] pub TOPIC DATA...\n"
-         "Run `sub 'orders.>'` in one terminal, then `pub "
-         "orders.eu.created hello` in another.\n"
-         "The server defaults to 127.0.0.1:7400.\n";
+  std::cerr << usage_text;
   return 2;
 }
 
@@ -48,7 +40,10 @@ int subscribe(const std::string& server, const std::string& pattern,
   std::condition_variable done;
   long received = 0;
   bool ended = false;
-  tb::client::async_client client{server, from_env()};
+  auto client_settings = example::options_from_env("publish_subscribe");
+  if (!example::reach_broker(server, client_settings, "publish_subscribe"))
+    return 3;
+  tb::client::async_client client{server, client_settings};
   tb::client::subscribe_options options;
   options.on_dropped = [](uint64_t lost) {
     std::cout << "lost " << lost << " messages (too slow)" << std::endl;
@@ -83,7 +78,10 @@ int subscribe(const std::string& server, const std::string& pattern,
 // Publishes each of `data` to `topic` (one batch) and prints their ids.
 int publish(const std::string& server, const std::string& topic,
             const std::vector<std::string>& data) {
-  tb::client::async_client client{server, from_env()};
+  auto client_settings = example::options_from_env("publish_subscribe");
+  if (!example::reach_broker(server, client_settings, "publish_subscribe"))
+    return 3;
+  tb::client::async_client client{server, client_settings};
   std::vector<std::future<tb::client::publish_result>> confirms;
   for (auto& payload : data)
     confirms.push_back(client.publish({topic, payload, {}, {}}));
@@ -105,12 +103,10 @@ int publish(const std::string& server, const std::string& topic,
 } // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string server = "127.0.0.1:7400";
-  if (args.size() >= 2 && args[0] == "--server") {
-    server = args[1];
-    args.erase(args.begin(), args.begin() + 2);
-  }
+  auto cmd =
+      example::parse_command_line(argc, argv, "publish_subscribe", usage_text);
+  const auto& server = cmd.server;
+  const auto& args = cmd.args;
   if (args.size() < 2)
     return usage();
   if (args[0] == "sub")

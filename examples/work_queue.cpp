@@ -9,33 +9,26 @@
 #include <vector>
 
 #include "client/async_client.hpp"
+#include "example_args.hpp"
 
 namespace {
 
 using namespace std::chrono_literals;
 
-// The client's settings: the token and TLS files of the TINYBROKER_*
-// variables (TINYBROKER_TOKEN, TINYBROKER_CA, ...; docs/client.md,
-// "Security"); exits with 2 if they cannot be used.
-tb::client::client_options from_env() {
-  tb::client::client_options options;
-  try {
-    options.security = tb::client::security_from_env();
-    tb::client::make_channel_credentials(options.security); // reads the files
-  } catch (const tb::client::security_error& e) {
-    std::cerr << "work_queue: " << e.what() << "\n";
-    std::exit(2);
-  }
-  return options;
-}
+// The --help text.
+const std::string usage_text =
+    "usage: work_queue [--server HOST:PORT] worker [--no-ack] "
+    "[COUNT]\n"
+    "       work_queue [--server HOST:PORT] publish COUNT\n"
+    "Workers join group \"workers\" on \"jobs.>\"; --no-ack holds "
+    "the jobs (kill it to see them move to another worker).\n"
+    "Run two `worker` and one `publish 10`.\n"
+    "The server defaults to $TINYBROKER_SERVER, else 127.0.0.1:7400;\n"
+    "the token and TLS come from TINYBROKER_TOKEN, TINYBROKER_CA, ...\n";
 
+// Prints how to call the example; returns the usage error code.
 int usage() {
-  std::cerr << "usage: work_queue [--server HOST:PORT] worker [--no-ack] "
-               "[COUNT]\n"
-               "       work_queue [--server HOST:PORT] publish COUNT\n"
-               "Workers join group \"workers\" on \"jobs.>\"; --no-ack holds "
-               "the jobs (kill it to see them move to another worker).\n"
-               "Run two `worker` and one `publish 10`.\n";
+  std::cerr << usage_text;
   return 2;
 }
 
@@ -47,7 +40,10 @@ int worker(const std::string& server, bool ack, long count) {
   long handled = 0;
   bool ended = false;
   std::vector<tb::client::delivery> held; // --no-ack keeps them here
-  tb::client::async_client client{server, from_env()};
+  auto client_settings = example::options_from_env("work_queue");
+  if (!example::reach_broker(server, client_settings, "work_queue"))
+    return 3;
+  tb::client::async_client client{server, client_settings};
   tb::client::subscribe_options options;
   options.group = "workers";
   options.max_in_flight = 16;
@@ -84,7 +80,10 @@ int worker(const std::string& server, bool ack, long count) {
 
 // Publishes `count` jobs (batched by the client) and waits for the confirms.
 int publish(const std::string& server, long count) {
-  tb::client::async_client client{server, from_env()};
+  auto client_settings = example::options_from_env("work_queue");
+  if (!example::reach_broker(server, client_settings, "work_queue"))
+    return 3;
+  tb::client::async_client client{server, client_settings};
   std::vector<std::future<tb::client::publish_result>> confirms;
   for (long i = 1; i <= count; ++i)
     confirms.push_back(
@@ -104,12 +103,9 @@ int publish(const std::string& server, long count) {
 } // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::string> args(argv + 1, argv + argc);
-  std::string server = "127.0.0.1:7400";
-  if (args.size() >= 2 && args[0] == "--server") {
-    server = args[1];
-    args.erase(args.begin(), args.begin() + 2);
-  }
+  auto cmd = example::parse_command_line(argc, argv, "work_queue", usage_text);
+  const auto& server = cmd.server;
+  const auto& args = cmd.args;
   if (args.empty())
     return usage();
   if (args[0] == "worker") {

@@ -212,4 +212,30 @@ broker_service::Stats(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+grpc::ServerUnaryReactor* broker_service::Info(grpc::CallbackServerContext* ctx,
+                                               const pb::InfoRequest*,
+                                               pb::InfoReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  // Any caller the broker authenticates may ask: the limits are what every
+  // client must respect (docs/security.md).
+  auto who = auth_.authenticate(*ctx);
+  if (who.error) {
+    refusal_reporter{logger_, "Info", ctx->peer()}(who.error);
+    reactor->Finish(to_grpc_status(who.error));
+    return reactor;
+  }
+  {
+    std::lock_guard<std::mutex> guard{info_mutex_};
+    *reply = info_;
+  }
+  reply->set_version(TINYBROKER_VERSION);
+  reply->set_uptime_ms(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started_)
+          .count()));
+  reply->set_auth_enabled(auth_.enabled());
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
 } // namespace tb

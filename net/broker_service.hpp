@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <vector>
 
 #include <caf/actor_system.hpp>
@@ -28,7 +29,8 @@ using broker_callback_service =
                 tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
                     tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
                         tinybroker::v1::Broker::WithCallbackMethod_Stats<
-                            tinybroker::v1::Broker::Service>>>>>>;
+                            tinybroker::v1::Broker::WithCallbackMethod_Info<
+                                tinybroker::v1::Broker::Service>>>>>>>;
 
 /// Serves the Broker service: each Session stream gets a reactor and a
 /// session actor; unary Publish calls go to a small pool of publisher actors.
@@ -51,6 +53,14 @@ public:
   /// before the server starts.
   void set_logger(log_actor logger) {
     logger_ = std::move(logger);
+  }
+
+  /// Sets what the Info call answers besides the version, the uptime and
+  /// whether auth is on (which the service knows): the addresses, limits
+  /// and TLS settings, once the ports are bound. Thread-safe.
+  void set_info(const tinybroker::v1::InfoReply& info) {
+    std::lock_guard<std::mutex> guard{info_mutex_};
+    info_ = info;
   }
 
   /// Refuses new calls and ends every stream with UNAVAILABLE.
@@ -97,6 +107,10 @@ public:
                                   const tinybroker::v1::StatsRequest* req,
                                   tinybroker::v1::StatsReply* reply) override;
 
+  grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* ctx,
+                                 const tinybroker::v1::InfoRequest* req,
+                                 tinybroker::v1::InfoReply* reply) override;
+
 private:
   // Authenticates an admin call and checks its token may make it; answers
   // a refusal through `reactor` and returns true if refused.
@@ -115,6 +129,8 @@ private:
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();
   std::shared_ptr<counter_floor> floor_ = std::make_shared<counter_floor>();
+  std::mutex info_mutex_;
+  tinybroker::v1::InfoReply info_;
 };
 
 } // namespace tb

@@ -180,6 +180,19 @@ error_info broker_server::start() {
   }
   auto host = cfg_.listen.substr(0, cfg_.listen.rfind(':'));
   address_ = host + ":" + std::to_string(port);
+  tinybroker::v1::InfoReply info;
+  info.set_listen(address_);
+  info.set_metrics_listen(metrics_address_);
+  info.set_max_message_bytes(cfg_.limits.max_message_bytes);
+  info.set_max_publish_batch(cfg_.limits.max_publish_batch);
+  info.set_max_topics(cfg_.limits.max_topics);
+  info.set_max_sessions(cfg_.limits.max_sessions);
+  info.set_max_groups(cfg_.limits.max_groups);
+  info.set_max_subscriptions_per_session(
+      cfg_.limits.max_subscriptions_per_session);
+  info.set_tls_enabled(cfg_.tls.enabled());
+  info.set_client_certificates(cfg_.tls.mutual());
+  service_->set_info(info);
   running_ = true;
   return {};
 }

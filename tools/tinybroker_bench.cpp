@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/connection.hpp"
+#include "client/reach.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"
@@ -91,6 +92,25 @@ std::string apply_preset(tb::bench::run_config& cfg,
   return "";
 }
 
+// Prints the error `message` (gRPC status name `status`) on standard
+// error: one JSON object with `json`, else one line with the prefix.
+void print_error(bool json, const char* status, const std::string& message) {
+  if (json)
+    std::fprintf(stderr, "{\"error\":{\"code\":\"%s\",\"message\":%s}}\n",
+                 status, tb::bench::json_string(message).c_str());
+  else
+    std::fprintf(stderr, "tinybroker-bench: %s\n", message.c_str());
+}
+
+// Returns true if `argv` asks for JSON (`--json` anywhere), for errors
+// found before the flags were stored.
+bool wants_json(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (std::string{argv[i]} == "--json")
+      return true;
+  return false;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -144,8 +164,13 @@ int main(int argc, char** argv) {
       "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
       "out, 2 usage or connection error."};
   app.option_defaults()->always_capture_default();
-  app.add_option("--server", cfg.server, "broker address HOST:PORT")
-      ->required();
+  app.set_version_flag("--version",
+                       std::string{"tinybroker-bench "} + TINYBROKER_VERSION);
+  cfg.server = tb::client::server_from_env();
+  app.add_option("--server", cfg.server,
+                 std::string{"broker address HOST:PORT (env "} +
+                     tb::client::server_env + "; default " +
+                     tb::client::default_server + ")");
   app.add_option("--scenario", cfg.scenario, "the scenario")
       ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
                              "idle", "held", "topics-new", "subscribe-rate",
@@ -250,7 +275,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e) == 0 ? exit_ok : exit_usage;
+    if (e.get_exit_code() == 0) // --help, --version
+      return app.exit(e) == 0 ? exit_ok : exit_usage;
+    print_error(wants_json(argc, argv), "INVALID_ARGUMENT",
+                std::string{e.what()} + "; see --help");
+    return exit_usage;
   }
   given.messages = messages->count() > 0;
   given.subscribers = subscribers->count() > 0;
@@ -258,7 +287,7 @@ int main(int argc, char** argv) {
   given.topics = topics->count() > 0;
   auto problem = apply_preset(cfg, given);
   if (!problem.empty()) {
-    std::fprintf(stderr, "tinybroker-bench: %s\n", problem.c_str());
+    print_error(cfg.json, "INVALID_ARGUMENT", problem);
     return exit_usage;
   }
 
@@ -269,13 +298,16 @@ int main(int argc, char** argv) {
         security_flags, tb::client::security_sources_from_env());
     conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security);
   } catch (const tb::client::security_error& e) {
-    std::fprintf(stderr, "tinybroker-bench: %s\n", e.what());
+    print_error(cfg.json, "INVALID_ARGUMENT", e.what());
     return exit_usage;
   }
   auto& conn = *conn_ptr;
-  if (!conn.wait_connected(5s)) {
-    std::fprintf(stderr, "tinybroker-bench: cannot connect to %s\n",
-                 cfg.server.c_str());
+  // Fails at once when nothing listens; waits up to 5 s for a slow broker.
+  auto reached = tb::client::wait_reachable(*conn.channel(), 5s);
+  if (reached != tb::client::reach_outcome::connected) {
+    print_error(cfg.json, "UNAVAILABLE",
+                tb::client::unreachable_message(cfg.server, reached, 5s,
+                                                security.tls()));
     return exit_usage;
   }
   switch (cfg.kind) {

@@ -1,6 +1,7 @@
 // Tests of the TOML config loader: defaults, every key, every kind of error
 // (with key path, line and expectation), units, group defaults, files.
 
+#include "client/reach.hpp"
 #include "config/config_loader.hpp"
 
 #include <cstdlib>
@@ -287,6 +288,29 @@ TEST(config_loader, text_that_is_not_utf8_is_a_syntax_error) {
               std::string::npos);
   auto cfg = config_of("# \xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n");
   EXPECT_EQ(cfg.listen, defaults().listen);
+}
+
+// Command-line durations (tinybroker-cli, -bench, -soak) need a unit: a bare
+// number other than 0 is refused with a sentence that says to add one.
+TEST(config_loader, flag_durations_need_a_unit) {
+  EXPECT_EQ(tb::parse_flag_duration("500ms"), 500ms);
+  EXPECT_EQ(tb::parse_flag_duration("5s"), 5s);
+  EXPECT_EQ(tb::parse_flag_duration("2m"), 2min);
+  EXPECT_EQ(tb::parse_flag_duration("0"), 0ms);
+  EXPECT_EQ(tb::parse_flag_duration("00"), 0ms);
+  for (auto bad : {"5", "1500", "", "5 s", "1.5s", "-1s", "5sec"})
+    EXPECT_FALSE(tb::parse_flag_duration(bad)) << bad;
+  EXPECT_EQ(tb::bad_flag_duration("--timeout", "5"),
+            "--timeout: \"5\" has no unit; add one: 5ms, 5s, 5m or 5h");
+  EXPECT_EQ(tb::bad_flag_duration("--timeout", "soon"),
+            "--timeout: got \"soon\"; expected a duration like 500ms, 30s, "
+            "2m or 1h");
+}
+
+// The clients (tinybroker-cli, -bench, the examples) find a broker started
+// without arguments when nothing names another address.
+TEST(config_loader, clients_default_to_the_brokers_listen_address) {
+  EXPECT_EQ(tb::client::default_server, defaults().listen);
 }
 
 TEST(config_loader, durations_and_sizes) {

@@ -47,6 +47,21 @@ TEST_F(AuthTest, HealthChecksNeedNoToken) {
   EXPECT_EQ(reply.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
+// Info tells every client the limits it must respect: any valid token may
+// ask, admin or not; without a token it is refused like everything else.
+TEST_F(AuthTest, InfoNeedsAValidTokenButNoAdminPermission) {
+  auto stub = pb::Broker::NewStub(channel_);
+  pb::InfoReply info;
+  auto ctx = context("");
+  EXPECT_EQ(stub->Info(ctx.get(), pb::InfoRequest{}, &info).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+  ctx = context(orders_secret);
+  ASSERT_TRUE(stub->Info(ctx.get(), pb::InfoRequest{}, &info).ok());
+  EXPECT_TRUE(info.auth_enabled());
+  EXPECT_FALSE(info.tls_enabled());
+  EXPECT_EQ(info.max_message_bytes(), 1u << 20);
+}
+
 TEST_F(AuthTest, AdminCallsNeedAnAdminToken) {
   auto stub = pb::Broker::NewStub(channel_);
   pb::CreateGroupRequest create;

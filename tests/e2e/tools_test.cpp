@@ -274,11 +274,5 @@ TEST_F(ToolsTest, BenchQueueNeedsRoomForTheSequenceNumber) {
   EXPECT_NE(out.find("--size"), std::string::npos) << out;
 }
 
-TEST_F(ToolsTest, BenchWithoutServerIsAUsageError) {
-  auto [code, out] = run_command(bench_binary(), {"--messages", "10"});
-  EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--server"), std::string::npos) << out;
-}
-
 } // namespace
 } // namespace tb::test

@@ -1,8 +1,9 @@
 #include "tools/cli/cli_common.hpp"
 
 #include "client/check.hpp"
-#include "config/broker_config.hpp"
+#include "client/reach.hpp"
 #include "config/config_loader.hpp"
+#include "tools/cli/json_writer.hpp"
 #include "tools/security_flags.hpp"
 
 namespace tb::cli {
@@ -43,7 +44,8 @@ std::string format_scaled(uint64_t n, const tb::detail::unit (&units)[N],
 } // namespace
 
 void add_connection_flags(CLI::App& app, connection_options& opts) {
-  opts.server = broker_config{}.listen;
+  opts.server = client::server_from_env();
+  opts.server_from_env = true;
   app.add_option_function<std::string>(
          "-s,--server",
          [&opts](const std::string& text) {
@@ -51,8 +53,10 @@ void add_connection_flags(CLI::App& app, connection_options& opts) {
              throw CLI::ValidationError(
                  "--server", "got \"" + text + "\"; expected " + problem);
            opts.server = text;
+           opts.server_from_env = false;
          },
-         "broker address HOST:PORT (default " + opts.server + ")")
+         std::string{"broker address HOST:PORT (env "} + client::server_env +
+             "; default " + client::default_server + ")")
       ->type_name("HOST:PORT")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option_function<std::string>(
@@ -88,6 +92,11 @@ void set_examples(CLI::App& app, const std::string& examples) {
 }
 
 std::unique_ptr<client::connection> connect(const connection_options& opts) {
+  if (opts.server_from_env)
+    if (auto problem = check_listen_address(opts.server); !problem.empty())
+      throw cli_failure(exit_usage, std::string{client::server_env} +
+                                        ": got \"" + opts.server +
+                                        "\"; expected " + problem);
   auto security = resolve_security(opts);
   std::unique_ptr<client::connection> conn;
   try {
@@ -95,16 +104,12 @@ std::unique_ptr<client::connection> connect(const connection_options& opts) {
   } catch (const client::security_error& e) {
     throw cli_failure(exit_usage, e.what());
   }
-  if (!conn->wait_connected(opts.timeout))
+  auto outcome = client::wait_reachable(*conn->channel(), opts.timeout);
+  if (outcome != client::reach_outcome::connected)
     throw cli_failure(exit_unreachable,
-                      "cannot connect to the broker at " + opts.server +
-                          " within " + format_duration(opts.timeout.count()) +
-                          (security.tls()
-                               ? " over TLS (is tinybroker running there with "
-                                 "TLS? see --server, --ca, --cert and "
-                                 "--tls-server-name)"
-                               : " (is tinybroker running there? see --server; "
-                                 "if it speaks TLS, pass --ca)"));
+                      client::unreachable_message(opts.server, outcome,
+                                                  opts.timeout, security.tls()),
+                      "UNAVAILABLE");
   return conn;
 }
 
@@ -155,7 +160,8 @@ void require_utf8(const std::string& what, const std::string& value) {
 void check_status(const grpc::Status& status, const std::string& what) {
   if (!status.ok())
     throw cli_failure(exit_code_for(status),
-                      what + " failed: " + describe(status));
+                      what + " failed: " + describe(status),
+                      status_code_name(static_cast<int>(status.error_code())));
 }
 
 std::string format_duration(uint64_t ms) {
@@ -168,12 +174,18 @@ std::string format_size(uint64_t bytes) {
 
 std::chrono::milliseconds parse_duration_flag(const std::string& flag,
                                               const std::string& text) {
-  auto value = parse_duration(text);
+  auto value = parse_flag_duration(text);
   if (!value)
-    throw CLI::ValidationError(flag, "got \"" + text +
-                                         "\"; expected a duration like "
-                                         "500ms, 30s, 2m or 1h");
+    throw CLI::ValidationError(bad_flag_duration(flag, text));
   return *value;
+}
+
+std::string json_error(const std::string& code, const std::string& message) {
+  json_writer out;
+  out.open_object().open_object("error");
+  out.text("code", code).text("message", message);
+  out.close_object().close_object();
+  return out.str();
 }
 
 } // namespace tb::cli

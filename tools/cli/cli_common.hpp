@@ -36,9 +36,12 @@ enum exit_code : int {
 /// The security flags (token, TLS) are applied in `connect()`, so every
 /// subcommand gets them.
 struct connection_options {
-  /// The broker's address, `HOST:PORT`; the broker's default listen address
-  /// unless `--server` says otherwise.
+  /// The broker's address, `HOST:PORT`: `--server`, else TINYBROKER_SERVER,
+  /// else the broker's default listen address.
   std::string server;
+  /// True while `server` comes from TINYBROKER_SERVER or the default, not
+  /// from `--server` (so a bad value is blamed on the variable).
+  bool server_from_env = false;
   /// How long to wait for the connection and for each answer.
   std::chrono::milliseconds timeout{5000};
   /// Print JSON (one object per line) instead of text for people.
@@ -53,17 +56,31 @@ struct connection_options {
 /// is the process exit code.
 class cli_failure : public std::runtime_error {
 public:
-  /// Creates a failure with exit code `code` and message `message`.
-  cli_failure(int code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  /// Creates a failure with exit code `code` and message `message`;
+  /// `status` names it in JSON (a gRPC status code name; by default
+  /// INVALID_ARGUMENT for usage errors, UNAVAILABLE for an unreachable
+  /// broker and UNKNOWN otherwise).
+  cli_failure(int code, const std::string& message, std::string status = {})
+      : std::runtime_error(message), code_(code), status_(std::move(status)) {
+    if (status_.empty())
+      status_ = code == exit_usage         ? "INVALID_ARGUMENT"
+                : code == exit_unreachable ? "UNAVAILABLE"
+                                           : "UNKNOWN";
+  }
 
   /// Returns the exit code.
   int code() const noexcept {
     return code_;
   }
 
+  /// Returns the gRPC status code name that stands for the failure.
+  const std::string& status() const noexcept {
+    return status_;
+  }
+
 private:
   int code_;
+  std::string status_;
 };
 
 /// One subcommand: its CLI11 app and what runs it once it was chosen.
@@ -122,10 +139,21 @@ std::string format_duration(uint64_t ms);
 /// Formats bytes the way the config writes them: "1GiB", "64KiB", "1000".
 std::string format_size(uint64_t bytes);
 
-/// Parses a duration flag ("500ms", "30s", "2m"); throws
-/// `CLI::ValidationError` naming `flag` for anything else.
+/// Parses a duration flag ("500ms", "30s", "2m"; a bare number only as
+/// "0"); throws `CLI::ValidationError` naming `flag` for anything else.
 std::chrono::milliseconds parse_duration_flag(const std::string& flag,
                                               const std::string& text);
+
+/// Returns the one-line JSON object of an error for `--json`:
+/// `{"error":{"code":"UNAVAILABLE","message":"..."}}`.
+std::string json_error(const std::string& code, const std::string& message);
+
+/// Adds `health`: the standard gRPC health check (SERVING or NOT_SERVING).
+command add_health_command(CLI::App& app, const connection_options& opts);
+
+/// Adds `info`: the broker's version, addresses, limits and security
+/// (the Info call).
+command add_info_command(CLI::App& app, const connection_options& opts);
 
 /// Adds `pub`: publish messages with confirm and print their ids.
 command add_pub_command(CLI::App& app, const connection_options& opts);

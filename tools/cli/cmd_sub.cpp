@@ -85,9 +85,11 @@ void print_delivery(const pb::Delivery& d, bool json) {
   auto status = session.status();
   if (status.ok())
     throw cli_failure(exit_unreachable, "the broker ended the stream");
+  auto name = status_code_name(static_cast<int>(status.error_code()));
   if (is_auth_refusal(status))
-    throw cli_failure(exit_refused, "refused: " + describe(status));
-  throw cli_failure(exit_unreachable, "connection lost: " + describe(status));
+    throw cli_failure(exit_refused, "refused: " + describe(status), name);
+  throw cli_failure(exit_unreachable, "connection lost: " + describe(status),
+                    name);
 }
 
 // Waits for the broker's answer to the subscribe request; throws if it was
@@ -112,7 +114,8 @@ void wait_subscribed(client::session& session, const sub_options& opts,
         frame->error().request_id() == subscribe_request_id)
       throw cli_failure(exit_refused,
                         "subscribe to \"" + opts.pattern +
-                            "\" refused: " + describe(frame->error().error()));
+                            "\" refused: " + describe(frame->error().error()),
+                        status_code_name(frame->error().error().code()));
   }
 }
 

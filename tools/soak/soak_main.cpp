@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "client/security.hpp"
+#include "config/config_loader.hpp"
 #include "tools/soak/soak.hpp"
 #include "tools/soak/soak_coordinator.hpp"
 #include "tools/soak/soak_process.hpp"
@@ -17,25 +18,13 @@ namespace {
 
 using namespace tb::soak;
 
-// Parses a duration: digits with unit ms, s, m or h (a bare number is
-// seconds); nothing if malformed or not positive.
+// Parses a duration flag with the shared command-line syntax (500ms, 90s,
+// 10m; a bare number is refused); nothing if malformed or not positive.
 std::optional<std::chrono::milliseconds> parse_duration(const std::string& s) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(s, &used);
-  } catch (const std::exception&) {
+  auto value = tb::parse_flag_duration(s);
+  if (!value || value->count() <= 0)
     return std::nullopt;
-  }
-  auto unit = s.substr(used);
-  double factor = unit == "ms"                  ? 1
-                  : unit == "s" || unit.empty() ? 1e3
-                  : unit == "m"                 ? 60e3
-                  : unit == "h"                 ? 3600e3
-                                                : -1;
-  if (factor < 0 || value <= 0)
-    return std::nullopt;
-  return std::chrono::milliseconds(static_cast<long long>(value * factor));
+  return value;
 }
 
 // Adds the options every role takes to `cmd`.
@@ -64,6 +53,8 @@ int main(int argc, char** argv) {
       "dead-lettered, duplicates only as redeliveries, and that the "
       "broker's RSS stayed flat. Exit 0 when every check passed, 1 when one "
       "failed, 2 on a usage or setup error."};
+  app.set_version_flag("--version",
+                       std::string{"tinybroker-soak "} + TINYBROKER_VERSION);
   app.add_option("--duration", duration,
                  "how long to publish: 90s, 10m, ... (default 10m)");
   app.add_flag("--quick", quick, "the 1-minute mode CI runs (--duration 1m)");
@@ -163,7 +154,9 @@ int main(int argc, char** argv) {
   auto k = parse_duration(kill_every);
   auto t = parse_duration(drain);
   if (!d || !k || !t) {
-    std::fprintf(stderr, "tinybroker-soak: bad duration (use 90s, 10m, ...)\n");
+    std::fprintf(stderr, "tinybroker-soak: --duration, --kill-every and "
+                         "--drain-timeout take a positive duration with a "
+                         "unit: 500ms, 90s, 10m, 1h\n");
     return exit_usage;
   }
   cfg.duration = *d;
