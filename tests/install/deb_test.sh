@@ -56,5 +56,8 @@ fi
 [ ! -s "$work/verify.log" ] || fail "systemd-analyze verify: $(cat "$work/verify.log")"
 "$root/usr/bin/tinybroker" --check-config "$root/etc/tinybroker/tinybroker.toml" \
   >"$work/check.log" 2>&1 || fail "the packaged config: $(cat "$work/check.log")"
-"$root/usr/bin/tinybroker" --version
+for program in tinybroker tinybroker-cli tinybroker-bench; do
+  "$root/usr/bin/$program" --version | grep -qx "$program [0-9.]*" ||
+    fail "$program --version: $("$root/usr/bin/$program" --version 2>&1)"
+done
 echo "deb_test: ok"
