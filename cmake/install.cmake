@@ -1,11 +1,13 @@
 # What `cmake --install` puts where, and the .deb that `cpack -G DEB` makes
 # from it (docs/client.md, docs/operations.md "Running as a service").
 #
-# Two components:
+# Three components:
 #   broker  the programs, the systemd unit and the config the unit starts
 #   client  the C++ client library, its headers, the generated protobuf
 #           headers, a CMake package config (find_package(tinybroker) gives
 #           tinybroker::client), a pkg-config file and the proto file
+#   python  the Python client package (python/, with its generated gRPC
+#           code) in lib/python3/dist-packages
 # `cmake --install build --component client` installs the client alone.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -88,8 +90,19 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/tinybroker.pc.in
 install(FILES ${PROJECT_BINARY_DIR}/tinybroker.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT client)
 
+# -- the Python client -------------------------------------------------------
+
+# The package as the `python_example` target (examples/CMakeLists.txt, built
+# by `all`) lays it out in the build tree: python/tinybroker and its
+# generated _proto modules. lib/python3/dist-packages is where Debian's
+# python3 looks under /usr (the .deb); it does not look there under
+# /usr/local, so another prefix needs PYTHONPATH.
+install(DIRECTORY ${PROJECT_BINARY_DIR}/examples/python/tinybroker
+  DESTINATION lib/python3/dist-packages COMPONENT python
+  PATTERN __pycache__ EXCLUDE PATTERN *.pyc EXCLUDE)
+
 # -- the .deb ------------------------------------------------------------------
-# `cpack -G DEB` in the build directory; one package with both components,
+# `cpack -G DEB` in the build directory; one package with all components,
 # its dependencies found by dpkg-shlibdeps, binaries stripped.
 set(CPACK_PACKAGE_NAME tinybroker)
 set(CPACK_PACKAGE_VENDOR "tinybroker")
@@ -108,6 +121,8 @@ set(CPACK_DEBIAN_PACKAGE_SECTION net)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "systemd")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libgrpc++-dev, libprotobuf-dev")
+# What `import tinybroker` needs.
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "python3-grpcio, python3-protobuf")
 set(CPACK_DEBIAN_COMPRESSION_TYPE gzip)
 # The config in /etc is the admin's: dpkg keeps their edits on upgrade.
 file(WRITE ${PROJECT_BINARY_DIR}/deb/conffiles

@@ -15,7 +15,8 @@ from ._settings import DEFAULT_SERVER
 from ._types import Delivery, Message, PublishResult
 from .client import Client, connect
 from .errors import (AuthError, BrokerError, ClientClosedError, ConnectError,
-                     ConnectionLostError, PublishError, SecurityError,
+                     ConnectionLostError, PublishError,
+                     PublishQueueFullError, SecurityError,
                      SubscribeError, SubscriptionEndedError, TinybrokerError)
 from .subscription import Subscription
 
@@ -25,5 +26,6 @@ __all__ = [
     "connect", "Client", "Subscription", "Delivery", "Message",
     "PublishResult", "DEFAULT_SERVER", "TinybrokerError", "ConnectError",
     "ConnectionLostError", "ClientClosedError", "AuthError", "SecurityError",
-    "BrokerError", "PublishError", "SubscribeError", "SubscriptionEndedError",
+    "BrokerError", "PublishError", "PublishQueueFullError", "SubscribeError",
+    "SubscriptionEndedError",
 ]

@@ -18,8 +18,9 @@ from ._proto import tinybroker_pb2 as pb
 from ._settings import Settings, is_permanent
 from ._types import Delivery, PublishResult, answer_frame
 from .errors import (AuthError, ClientClosedError, ConnectError,
-                     ConnectionLostError, SubscriptionEndedError,
-                     TinybrokerError, code_from_number)
+                     ConnectionLostError, PublishQueueFullError,
+                     SubscriptionEndedError, TinybrokerError,
+                     code_from_number)
 from .subscription import subscribe_error
 
 log = logging.getLogger("tinybroker")
@@ -54,13 +55,18 @@ class Core:
     def __init__(self, settings: Settings, reconnect_initial_backoff: float,
                  reconnect_max_backoff: float, reconnect_max_attempts: int,
                  max_queued: int, close_timeout: float,
-                 on_error: Optional[Callable[[BaseException], None]]) -> None:
+                 on_error: Optional[Callable[[BaseException], None]],
+                 max_pending_publishes: int = 16384,
+                 publish_block: float = 10.0) -> None:
         #: The broker's HOST:PORT.
         self.server = settings.server
         self._settings = settings
         self._backoff = (reconnect_initial_backoff, reconnect_max_backoff)
         self._max_attempts = max(1, reconnect_max_attempts)
         self._max_queued = max_queued
+        self._max_pending_publishes = max(1, max_pending_publishes)
+        self._publish_block = publish_block
+        self._pending_publishes = 0  # messages queued or awaiting a confirm
         self._close_timeout = close_timeout
         self._on_error = on_error
         self._state = "connecting"
@@ -86,6 +92,9 @@ class Core:
 
     def _new_future(self) -> Any:
         raise NotImplementedError
+
+    def _room_freed(self) -> None:
+        """Wakes the publishes waiting for room (under the guard)."""
 
     # -- streams -------------------------------------------------------------
 
@@ -247,12 +256,37 @@ class Core:
 
     # -- requests ------------------------------------------------------------
 
+    def _has_room(self, count: int) -> bool:
+        """Whether a publish of `count` messages may be queued now: at most
+        max_pending_publishes messages are queued or await their confirm (a
+        larger batch goes alone, into an empty queue). True once closed, so
+        that the waiter sees the close."""
+        return (self._state == "closed" or self._closing_requested()
+                or self._pending_publishes == 0
+                or self._pending_publishes + count
+                <= self._max_pending_publishes)
+
+    def _release(self, count: int) -> None:
+        """A publish of `count` messages ended (confirmed or failed)."""
+        with self._guard():
+            self._pending_publishes -= count
+            self._room_freed()
+
     def _queue_publish(self, protos: List["pb.Message"]) -> List[Any]:
         """Queues publish frames (up to MAX_PUBLISH_BATCH messages each) and
-        returns their futures; held until the stream is established."""
+        returns their futures; held until the stream is established. Raises
+        PublishQueueFullError when there is no room (see _has_room); the
+        caller waited for it up to publish_block."""
         futures = []
         with self._guard():
             self._check_open()
+            if not self._has_room(len(protos)):
+                raise PublishQueueFullError(
+                    f"the client's publish queue is full "
+                    f"({self._pending_publishes} messages await sending or a "
+                    f"confirm; max_pending_publishes="
+                    f"{self._max_pending_publishes})",
+                    grpc.StatusCode.RESOURCE_EXHAUSTED)
             for start in range(0, max(len(protos), 1), MAX_PUBLISH_BATCH):
                 chunk = protos[start:start + MAX_PUBLISH_BATCH]
                 request_id = self._next_request_id()
@@ -260,6 +294,9 @@ class Core:
                     messages=chunk, confirm=True))
                 future = self._new_future()
                 future.count = len(chunk)
+                self._pending_publishes += len(chunk)
+                future.add_done_callback(
+                    lambda _, count=len(chunk): self._release(count))
                 futures.append(future)
                 if self._state == "connected" and self._out is not None:
                     self._pending[request_id] = future

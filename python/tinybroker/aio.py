@@ -136,14 +136,17 @@ class AsyncClient(Core, AsyncAdmin):
                  reconnect_max_backoff: float = 2.0,
                  reconnect_max_attempts: int = 20, max_queued: int = 4096,
                  close_timeout: float = 5.0, lazy: bool = False,
-                 on_error: Optional[Callable[[BaseException], None]] = None
-                 ) -> None:
+                 on_error: Optional[Callable[[BaseException], None]] = None,
+                 max_pending_publishes: int = 16384,
+                 publish_block: float = 10.0) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
-                         max_queued, close_timeout, on_error)
+                         max_queued, close_timeout, on_error,
+                         max_pending_publishes, publish_block)
         self._channel = make_aio_channel(settings)
         self._stub = pb_grpc.BrokerStub(self._channel)
         self._changed = asyncio.Event()
+        self._room = asyncio.Event()  # set (and replaced) when room frees
         self._closing = asyncio.Event()
         self._call: Any = None
         self._callbacks: "asyncio.Queue[Any]" = asyncio.Queue(max_queued)
@@ -161,6 +164,10 @@ class AsyncClient(Core, AsyncAdmin):
 
     def _new_future(self) -> "asyncio.Future[Any]":
         return asyncio.get_running_loop().create_future()
+
+    def _room_freed(self) -> None:
+        self._room.set()
+        self._room = asyncio.Event()
 
     def _closing_requested(self) -> bool:
         return self._closing.is_set()
@@ -266,11 +273,34 @@ class AsyncClient(Core, AsyncAdmin):
 
     def publish_nowait(self, messages: Iterable[MessageLike]
                        ) -> "asyncio.Future[List[PublishResult]]":
-        """Queues `messages` as one batch; the future gives every result."""
+        """Queues `messages` as one batch; the future gives every result.
+        Raises PublishQueueFullError at once when max_pending_publishes
+        messages are queued or await their confirm (the coroutines wait up
+        to publish_block for room)."""
         protos = to_proto_messages(messages)
         self._check_open()
         self._start()
-        futures = self._queue_publish(protos)
+        return self._joined(self._queue_publish(protos))
+
+    async def _publish_when_room(self, messages: Iterable[MessageLike]
+                                 ) -> "asyncio.Future[List[PublishResult]]":
+        """publish_nowait after waiting up to publish_block for room."""
+        protos = to_proto_messages(messages)
+        self._check_open()
+        self._start()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._publish_block
+        while not self._has_room(len(protos)) and loop.time() < deadline:
+            try:
+                await asyncio.wait_for(self._room.wait(),
+                                       deadline - loop.time())
+            except asyncio.TimeoutError:
+                break
+        return self._joined(self._queue_publish(protos))
+
+    @staticmethod
+    def _joined(futures: "List[asyncio.Future[List[PublishResult]]]"
+                ) -> "asyncio.Future[List[PublishResult]]":
         if len(futures) == 1:
             return futures[0]
 
@@ -283,9 +313,9 @@ class AsyncClient(Core, AsyncAdmin):
                               ) -> List[PublishResult]:
         """Every message's result, refused ones included (see
         Client.publish_results)."""
+        future = await self._publish_when_room(messages)
         try:
-            return await asyncio.wait_for(
-                asyncio.shield(self.publish_nowait(messages)), timeout)
+            return await asyncio.wait_for(asyncio.shield(future), timeout)
         except asyncio.TimeoutError:
             raise TimeoutError(f"no confirm from {self.server} within "
                                f"{timeout} s") from None

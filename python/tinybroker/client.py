@@ -63,11 +63,13 @@ class Client(Core, Admin):
                  reconnect_max_backoff: float = 2.0,
                  reconnect_max_attempts: int = 20, max_queued: int = 4096,
                  close_timeout: float = 5.0, lazy: bool = False,
-                 on_error: Optional[Callable[[BaseException], None]] = None
-                 ) -> None:
+                 on_error: Optional[Callable[[BaseException], None]] = None,
+                 max_pending_publishes: int = 16384,
+                 publish_block: float = 10.0) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
-                         max_queued, close_timeout, on_error)
+                         max_queued, close_timeout, on_error,
+                         max_pending_publishes, publish_block)
         self._channel = make_channel(settings)
         self._stub = pb_grpc.BrokerStub(self._channel)
         self._lock = threading.Condition()  # reentrant
@@ -96,6 +98,9 @@ class Client(Core, Admin):
 
     def _new_future(self) -> Future:
         return Future()
+
+    def _room_freed(self) -> None:
+        self._lock.notify_all()
 
     def _closing_requested(self) -> bool:
         return self._closing
@@ -209,12 +214,18 @@ class Client(Core, Admin):
     def publish_nowait(self, messages: Iterable[MessageLike]
                        ) -> "Future[List[PublishResult]]":
         """Sends `messages` as one publish frame (several past 4096) and
-        returns at once; the future gives every message's result, or raises
+        returns; the future gives every message's result, or raises
         ConnectionLostError / ClientClosedError. Publishes made while the
-        client reconnects are sent, in order, once it is back."""
+        client reconnects are sent, in order, once it is back. When
+        max_pending_publishes messages are queued or await their confirm, it
+        waits up to publish_block seconds for room, then raises
+        PublishQueueFullError."""
         protos = to_proto_messages(messages)
         self._start()
-        futures = self._queue_publish(protos)
+        with self._lock:
+            self._lock.wait_for(lambda: self._has_room(len(protos)),
+                                self._publish_block)
+            futures = self._queue_publish(protos)
         return futures[0] if len(futures) == 1 else _join_futures(futures)
 
     def publish_results(self, messages: Iterable[MessageLike],
@@ -363,7 +374,8 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
     ConnectError (refused: at once; no answer: after `timeout` s), AuthError,
     SecurityError. With `lazy`, returns at once and opens the stream on
     first need (publish_unary and the admin calls need none). `options`:
-    the Client's keywords (reconnect_max_attempts, max_queued, on_error)."""
+    the Client's keywords (reconnect_max_attempts, max_queued, on_error,
+    max_pending_publishes, publish_block)."""
     settings = resolve(server, token=token, token_file=token_file, ca=ca,
                        cert=cert, key=key, tls_server_name=tls_server_name)
     return Client(settings, connect_timeout=timeout, lazy=lazy, **options)

@@ -15,7 +15,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "TinybrokerError", "ConnectError", "ConnectionLostError",
-    "ClientClosedError", "AuthError", "SecurityError", "PublishError",
+    "ClientClosedError", "PublishQueueFullError", "AuthError",
+    "SecurityError", "PublishError",
     "SubscribeError", "SubscriptionEndedError", "BrokerError",
     "code_from_number",
 ]
@@ -61,6 +62,12 @@ class ConnectionLostError(TinybrokerError, ConnectionError):
 
 class ClientClosedError(TinybrokerError):
     """The client was closed (or closed itself for good) before the call."""
+
+
+class PublishQueueFullError(TinybrokerError):
+    """RESOURCE_EXHAUSTED: `max_pending_publishes` messages were queued or
+    awaiting their confirm (the broker is down or slow) for longer than
+    `publish_block`; nothing of the refused publish was sent."""
 
 
 class AuthError(TinybrokerError):

@@ -3,7 +3,7 @@
 # package; this unpacks it with dpkg-deb -x and checks its files, its
 # control data (dependencies from dpkg-shlibdeps, the config as a conffile)
 # and its systemd unit with `systemd-analyze verify`; the packaged broker
-# must run.
+# must run, and Debian's python3 must import the packaged Python client.
 #
 #   deb_test.sh BUILD_DIR
 set -euo pipefail
@@ -25,7 +25,9 @@ for f in usr/bin/tinybroker usr/bin/tinybroker-cli usr/bin/tinybroker-bench \
   usr/share/tinybroker/tinybroker.example.toml \
   usr/include/tinybroker/client/async_client.hpp \
   usr/lib/cmake/tinybroker/tinybrokerConfig.cmake \
-  usr/lib/pkgconfig/tinybroker.pc usr/lib/libtinybroker_client.a; do
+  usr/lib/pkgconfig/tinybroker.pc usr/lib/libtinybroker_client.a \
+  usr/lib/python3/dist-packages/tinybroker/__init__.py \
+  usr/lib/python3/dist-packages/tinybroker/_proto/tinybroker_pb2_grpc.py; do
   [ -e "$root/$f" ] || fail "not in the package: $f"
 done
 
@@ -35,6 +37,8 @@ grep -q '^Depends:.*libgrpc++1.51' "$control/control" ||
   fail "Depends lacks gRPC: $(grep '^Depends' "$control/control")"
 grep -q '^Depends:.*systemd' "$control/control" ||
   fail "Depends lacks systemd: $(grep '^Depends' "$control/control")"
+grep -q '^Recommends:.*python3-grpcio, python3-protobuf' "$control/control" ||
+  fail "Recommends lacks the Python client's: $(grep '^Recommends' "$control/control")"
 grep -qx /etc/tinybroker/tinybroker.toml "$control/conffiles" ||
   fail "the config is not a conffile"
 
@@ -60,4 +64,24 @@ for program in tinybroker tinybroker-cli tinybroker-bench; do
   "$root/usr/bin/$program" --version | grep -qx "$program [0-9.]*" ||
     fail "$program --version: $("$root/usr/bin/$program" --version 2>&1)"
 done
+# The Python client, imported from the package (not the source or build
+# tree: run from an empty directory, nothing else on PYTHONPATH) with its
+# generated gRPC modules, by the python3 the package recommends modules for.
+site=$root/usr/lib/python3/dist-packages
+if find "$site" -name '__pycache__' -o -name '*.pyc' | grep -q .; then
+  fail "byte code in the package: $(find "$site" -name '*.pyc' | head -3)"
+fi
+mkdir -p "$work/empty"
+imported=$(cd "$work/empty" && PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 \
+  /usr/bin/python3 -c '
+import tinybroker, tinybroker.aio
+from tinybroker._proto import tinybroker_pb2, tinybroker_pb2_grpc
+assert tinybroker_pb2_grpc.BrokerStub
+print(tinybroker.__file__, tinybroker_pb2_grpc.__file__, tinybroker.__version__)
+' 2>&1) || fail "import tinybroker from the package: $imported"
+case $imported in
+"$site/tinybroker/__init__.py $site/tinybroker/_proto/tinybroker_pb2_grpc.py "*)
+  echo "python: tinybroker ${imported##* } from the package" ;;
+*) fail "tinybroker was not imported from the package: $imported" ;;
+esac
 echo "deb_test: ok"

@@ -38,6 +38,12 @@ for f in include/tinybroker/client/async_client.hpp \
 done
 [ ! -e "$prefix/include/tinybroker/client/detail" ] ||
   fail "private headers installed: include/tinybroker/client/detail"
+# The Python client component (deb_test.sh imports it).
+cmake --install "$build" --component python --prefix "$work/py" >/dev/null
+for f in __init__.py aio.py _proto/tinybroker_pb2.py _proto/tinybroker_pb2_grpc.py; do
+  [ -f "$work/py/lib/python3/dist-packages/tinybroker/$f" ] ||
+    fail "not installed: lib/python3/dist-packages/tinybroker/$f"
+done
 
 # The user's project, copied away from the source tree.
 cp -r "$here/consumer" "$work/src"
