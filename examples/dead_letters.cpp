@@ -14,6 +14,9 @@
 
 namespace {
 
+/// The name errors start with.
+constexpr const char* program = "dead_letters";
+
 using namespace std::chrono_literals;
 
 // The group of this example, and how often it tries a message.
@@ -41,8 +44,8 @@ int run(const std::string& server) {
   std::mutex mutex;
   std::condition_variable arrived;
   bool got_dead_letter = false;
-  auto client_settings = example::options_from_env("dead_letters");
-  if (!example::reach_broker(server, client_settings, "dead_letters"))
+  auto client_settings = example::options_from_env(program);
+  if (!example::reach_broker(server, client_settings, program))
     return 3;
   tb::client::async_client client{server, client_settings};
 
@@ -51,7 +54,8 @@ int run(const std::string& server) {
   settings.set_max_deliveries(max_deliveries);
   auto created = client.create_group(group_name, settings);
   if (!created.ok()) {
-    std::cerr << "create group failed: " << created.error_message() << "\n";
+    example::error(program)
+        << "create group failed: " << created.error_message() << "\n";
     return 1;
   }
 
@@ -87,8 +91,8 @@ int run(const std::string& server) {
   for (auto* sub : {dlq.get(), worker.get()}) {
     auto status = sub->wait_subscribed(10s);
     if (!status.ok()) {
-      std::cerr << "subscribe to " << sub->pattern()
-                << " failed: " << status.error_message() << "\n";
+      example::error(program) << "subscribe to " << sub->pattern()
+                              << " failed: " << status.error_message() << "\n";
       return 1;
     }
   }
@@ -96,12 +100,12 @@ int run(const std::string& server) {
   for (auto payload : {"ok 1", "poison", "ok 2"})
     client.publish({"payments.eu", payload, {}, {}});
   if (!client.flush(10s)) {
-    std::cerr << "the broker did not confirm the messages\n";
+    example::error(program) << "the broker did not confirm the messages\n";
     return 1;
   }
   std::unique_lock<std::mutex> guard{mutex};
   if (!arrived.wait_for(guard, 30s, [&] { return got_dead_letter; })) {
-    std::cerr << "no dead letter within 30 s\n";
+    example::error(program) << "no dead letter within 30 s\n";
     return 1;
   }
   return 0;
@@ -110,8 +114,7 @@ int run(const std::string& server) {
 } // namespace
 
 int main(int argc, char** argv) {
-  auto cmd =
-      example::parse_command_line(argc, argv, "dead_letters", usage_text);
+  auto cmd = example::parse_command_line(argc, argv, program, usage_text);
   if (!cmd.args.empty())
     return usage();
   return run(cmd.server);

@@ -17,6 +17,12 @@
 
 namespace example {
 
+/// Starts an error line on standard error with the program's `name`, as
+/// every tinybroker program does.
+inline std::ostream& error(const char* name) {
+  return std::cerr << name << ": ";
+}
+
 /// The broker's address and the arguments after it.
 struct command_line {
   /// `--server HOST:PORT`, else TINYBROKER_SERVER, else 127.0.0.1:7400.

@@ -13,6 +13,9 @@
 
 namespace {
 
+/// The name errors start with.
+constexpr const char* program = "publish_subscribe";
+
 using namespace std::chrono_literals;
 
 // The --help text.
@@ -40,8 +43,8 @@ int subscribe(const std::string& server, const std::string& pattern,
   std::condition_variable done;
   long received = 0;
   bool ended = false;
-  auto client_settings = example::options_from_env("publish_subscribe");
-  if (!example::reach_broker(server, client_settings, "publish_subscribe"))
+  auto client_settings = example::options_from_env(program);
+  if (!example::reach_broker(server, client_settings, program))
     return 3;
   tb::client::async_client client{server, client_settings};
   tb::client::subscribe_options options;
@@ -49,7 +52,8 @@ int subscribe(const std::string& server, const std::string& pattern,
     std::cout << "lost " << lost << " messages (too slow)" << std::endl;
   };
   options.on_end = [&](const grpc::Status& status) {
-    std::cerr << "subscription ended: " << status.error_message() << "\n";
+    example::error(program)
+        << "subscription ended: " << status.error_message() << "\n";
     std::lock_guard<std::mutex> guard{mutex};
     ended = true;
     done.notify_all();
@@ -66,7 +70,8 @@ int subscribe(const std::string& server, const std::string& pattern,
       options);
   auto status = sub->wait_subscribed(10s);
   if (!status.ok()) {
-    std::cerr << "subscribe failed: " << status.error_message() << "\n";
+    example::error(program)
+        << "subscribe failed: " << status.error_message() << "\n";
     return 1;
   }
   std::cout << "subscribed to " << pattern << std::endl;
@@ -78,8 +83,8 @@ int subscribe(const std::string& server, const std::string& pattern,
 // Publishes each of `data` to `topic` (one batch) and prints their ids.
 int publish(const std::string& server, const std::string& topic,
             const std::vector<std::string>& data) {
-  auto client_settings = example::options_from_env("publish_subscribe");
-  if (!example::reach_broker(server, client_settings, "publish_subscribe"))
+  auto client_settings = example::options_from_env(program);
+  if (!example::reach_broker(server, client_settings, program))
     return 3;
   tb::client::async_client client{server, client_settings};
   std::vector<std::future<tb::client::publish_result>> confirms;
@@ -92,8 +97,8 @@ int publish(const std::string& server, const std::string& topic,
     if (result.ok()) {
       std::cout << "published #" << result.id << std::endl;
     } else {
-      std::cerr << "refused (" << result.status.error_code()
-                << "): " << result.status.error_message() << "\n";
+      example::error(program) << "refused (" << result.status.error_code()
+                              << "): " << result.status.error_message() << "\n";
       ++failures;
     }
   }
@@ -103,8 +108,7 @@ int publish(const std::string& server, const std::string& topic,
 } // namespace
 
 int main(int argc, char** argv) {
-  auto cmd =
-      example::parse_command_line(argc, argv, "publish_subscribe", usage_text);
+  auto cmd = example::parse_command_line(argc, argv, program, usage_text);
   const auto& server = cmd.server;
   const auto& args = cmd.args;
   if (args.size() < 2)

@@ -13,6 +13,9 @@
 
 namespace {
 
+/// The name errors start with.
+constexpr const char* program = "work_queue";
+
 using namespace std::chrono_literals;
 
 // The --help text.
@@ -40,15 +43,16 @@ int worker(const std::string& server, bool ack, long count) {
   long handled = 0;
   bool ended = false;
   std::vector<tb::client::delivery> held; // --no-ack keeps them here
-  auto client_settings = example::options_from_env("work_queue");
-  if (!example::reach_broker(server, client_settings, "work_queue"))
+  auto client_settings = example::options_from_env(program);
+  if (!example::reach_broker(server, client_settings, program))
     return 3;
   tb::client::async_client client{server, client_settings};
   tb::client::subscribe_options options;
   options.group = "workers";
   options.max_in_flight = 16;
   options.on_end = [&](const grpc::Status& status) {
-    std::cerr << "left the group: " << status.error_message() << "\n";
+    example::error(program)
+        << "left the group: " << status.error_message() << "\n";
     std::lock_guard<std::mutex> guard{mutex};
     ended = true;
     done.notify_all();
@@ -69,7 +73,8 @@ int worker(const std::string& server, bool ack, long count) {
       options);
   auto status = sub->wait_subscribed(10s);
   if (!status.ok()) {
-    std::cerr << "join failed: " << status.error_message() << "\n";
+    example::error(program)
+        << "join failed: " << status.error_message() << "\n";
     return 1;
   }
   std::cout << "joined workers" << std::endl;
@@ -80,8 +85,8 @@ int worker(const std::string& server, bool ack, long count) {
 
 // Publishes `count` jobs (batched by the client) and waits for the confirms.
 int publish(const std::string& server, long count) {
-  auto client_settings = example::options_from_env("work_queue");
-  if (!example::reach_broker(server, client_settings, "work_queue"))
+  auto client_settings = example::options_from_env(program);
+  if (!example::reach_broker(server, client_settings, program))
     return 3;
   tb::client::async_client client{server, client_settings};
   std::vector<std::future<tb::client::publish_result>> confirms;
@@ -92,7 +97,8 @@ int publish(const std::string& server, long count) {
   for (auto& confirm : confirms) {
     auto result = confirm.get();
     if (!result.ok()) {
-      std::cerr << "publish failed: " << result.status.error_message() << "\n";
+      example::error(program)
+          << "publish failed: " << result.status.error_message() << "\n";
       return 1;
     }
   }
@@ -103,7 +109,7 @@ int publish(const std::string& server, long count) {
 } // namespace
 
 int main(int argc, char** argv) {
-  auto cmd = example::parse_command_line(argc, argv, "work_queue", usage_text);
+  auto cmd = example::parse_command_line(argc, argv, program, usage_text);
   const auto& server = cmd.server;
   const auto& args = cmd.args;
   if (args.empty())
