@@ -89,7 +89,7 @@ int run_expiry(client::connection& conn, const run_config& cfg) {
   auto publisher = publish_once(conn, cfg, topics, deadline, pub, confirmed);
   auto publish_s = seconds_between(start, now_ns());
   if (!confirmed || pub.errors > 0) {
-    std::fprintf(stderr, "tinybroker-bench: the topics were not published\n");
+    errorf("UNAVAILABLE", "the topics were not published");
     return pub.broken ? exit_usage : exit_lost;
   }
   auto live_before = live_json(conn, topics.pattern);
@@ -140,10 +140,10 @@ int run_topic_memory(client::connection& conn, const run_config& cfg) {
   auto before = resident_kib(cfg.broker_pid);
   auto baseline = count_live(conn);
   if (before < 0 || !baseline) {
-    std::fprintf(stderr,
-                 "tinybroker-bench: cannot read the memory of process %d "
-                 "(--broker-pid must name a broker on this host)\n",
-                 cfg.broker_pid);
+    errorf("INVALID_ARGUMENT",
+           "cannot read the memory of process %d "
+           "(--broker-pid must name a broker on this host)",
+           cfg.broker_pid);
     return exit_usage;
   }
   auto topics = fresh_topics(random_run_id(), "m", cfg.topics);

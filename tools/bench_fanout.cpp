@@ -106,8 +106,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
     subs.push_back(std::make_unique<subscriber>());
     subs.back()->latencies.reserve(cfg.messages);
     if (!start_subscriber(conn, *subs.back(), topics.pattern)) {
-      std::fprintf(stderr, "tinybroker-bench: subscriber %u not subscribed\n",
-                   i + 1);
+      errorf("UNAVAILABLE", "subscriber %u not subscribed", i + 1);
       return exit_usage;
     }
   }
@@ -166,8 +165,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
   for (auto& sub : subs)
     sub->session->close(2s);
   if (broken) {
-    std::fprintf(stderr, "tinybroker-bench: a stream to %s ended early\n",
-                 cfg.server.c_str());
+    errorf("UNAVAILABLE", "a stream to %s ended early", cfg.server.c_str());
     return exit_usage;
   }
   bool complete = !result.timed_out && result.missing == 0 &&

@@ -33,8 +33,8 @@ unsigned await_subscribed(std::vector<std::unique_ptr<client::session>>& all) {
       ++confirmed;
     for (auto& frame : skipped)
       if (frame.has_error())
-        std::fprintf(stderr, "tinybroker-bench: subscribe refused: %s\n",
-                     frame.error().error().message().c_str());
+        errorf("FAILED_PRECONDITION", "subscribe refused: %s",
+               frame.error().error().message().c_str());
   }
   return confirmed;
 }
@@ -79,7 +79,7 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
     std::printf("{\"scenario\":%s,\"server\":%s,\"%ss\":%llu,"
                 "\"measured\":%llu,\"elapsed_s\":%.6f,"
                 "\"rss_before_kib\":%lld,\"rss_after_kib\":%lld,"
-                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f%s}\n",
+                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f%s}",
                 json_string(cfg.scenario).c_str(),
                 json_string(cfg.server).c_str(), what,
                 static_cast<unsigned long long>(asked),
@@ -87,19 +87,18 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
                 what, per, per - extra_json_bytes, settle.c_str());
     return;
   }
-  std::printf("%-24s %s\n", "scenario", cfg.scenario.c_str());
-  std::printf("%-24s %llu\n", (std::string{what} + "s").c_str(),
+  std::printf("%-24s %s", "scenario", cfg.scenario.c_str());
+  std::printf("%-24s %llu", (std::string{what} + "s").c_str(),
               static_cast<unsigned long long>(asked));
-  std::printf("%-24s %llu\n", "measured",
-              static_cast<unsigned long long>(count));
-  std::printf("%-24s %.3f\n", "elapsed (s)", elapsed);
-  std::printf("%-24s %lld\n", "broker RSS before (KiB)", before);
-  std::printf("%-24s %lld\n", "broker RSS after (KiB)", after);
-  std::printf("%-24s %.0f\n", ("bytes per " + std::string{what}).c_str(), per);
-  std::printf("%-24s %.0f\n", "bytes beyond content", per - extra_json_bytes);
+  std::printf("%-24s %llu", "measured", static_cast<unsigned long long>(count));
+  std::printf("%-24s %.3f", "elapsed (s)", elapsed);
+  std::printf("%-24s %lld", "broker RSS before (KiB)", before);
+  std::printf("%-24s %lld", "broker RSS after (KiB)", after);
+  std::printf("%-24s %.0f", ("bytes per " + std::string{what}).c_str(), per);
+  std::printf("%-24s %.0f", "bytes beyond content", per - extra_json_bytes);
   if (at_once >= 0) {
-    std::printf("%-24s %lld\n", "broker RSS at once (KiB)", at_once);
-    std::printf("%-24s %.0f\n",
+    std::printf("%-24s %lld", "broker RSS at once (KiB)", at_once);
+    std::printf("%-24s %.0f",
                 ("bytes per " + std::string{what} + " at once").c_str(),
                 per_at_once);
   }
@@ -109,10 +108,10 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
 long long broker_memory(const run_config& cfg) {
   auto kib = resident_kib(cfg.broker_pid);
   if (kib < 0)
-    std::fprintf(stderr,
-                 "tinybroker-bench: cannot read the memory of process %d "
-                 "(--broker-pid must name a broker on this host)\n",
-                 cfg.broker_pid);
+    errorf("INVALID_ARGUMENT",
+           "cannot read the memory of process %d "
+           "(--broker-pid must name a broker on this host)",
+           cfg.broker_pid);
   return kib;
 }
 
@@ -131,8 +130,8 @@ bool create_group(client::connection& conn, const run_config& cfg,
   pb::GroupInfo reply;
   auto status = conn.stub().CreateGroup(&ctx, req, &reply);
   if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: CreateGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
+    errorf("UNAVAILABLE", "CreateGroup %s: %s", name.c_str(),
+           status.error_message().c_str());
   return status.ok();
 }
 
@@ -144,8 +143,8 @@ uint64_t delete_group(client::connection& conn, const std::string& name) {
   pb::DeleteGroupReply reply;
   auto status = conn.stub().DeleteGroup(&ctx, req, &reply);
   if (!status.ok())
-    std::fprintf(stderr, "tinybroker-bench: DeleteGroup %s: %s\n", name.c_str(),
-                 status.error_message().c_str());
+    errorf("UNAVAILABLE", "DeleteGroup %s: %s", name.c_str(),
+           status.error_message().c_str());
   return reply.dropped_messages();
 }
 

@@ -53,8 +53,8 @@ bool await_confirm(client::session& session, std::deque<uint64_t>& pending,
     } else if (frame->has_error()) {
       answered = frame->error().request_id();
       stats.errors.fetch_add(1);
-      std::fprintf(stderr, "tinybroker-bench: publish refused: %s\n",
-                   frame->error().error().message().c_str());
+      errorf("FAILED_PRECONDITION", "publish refused: %s",
+             frame->error().error().message().c_str());
     } else {
       continue;
     }
@@ -231,8 +231,8 @@ bool await_subscribed(client::session& session, const char* what) {
                                std::chrono::seconds{5}, &skipped);
   for (auto& frame : skipped)
     if (frame.has_error())
-      std::fprintf(stderr, "tinybroker-bench: %s refused: %s\n", what,
-                   frame.error().error().message().c_str());
+      errorf("FAILED_PRECONDITION", "%s refused: %s", what,
+             frame.error().error().message().c_str());
   return done.has_value();
 }
 

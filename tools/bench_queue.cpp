@@ -151,7 +151,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
     workers.push_back(std::make_unique<worker>());
     workers.back()->latencies.reserve(cfg.messages / cfg.workers + 1);
     if (!start_worker(conn, cfg, *workers.back(), group, pattern)) {
-      std::fprintf(stderr, "tinybroker-bench: worker %u did not join\n", i + 1);
+      errorf("UNAVAILABLE", "worker %u did not join", i + 1);
       delete_group(conn, group);
       return exit_usage;
     }
@@ -211,8 +211,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
     w->session->close(2s);
   delete_group(conn, group);
   if (broken) {
-    std::fprintf(stderr, "tinybroker-bench: a stream to %s ended early\n",
-                 cfg.server.c_str());
+    errorf("UNAVAILABLE", "a stream to %s ended early", cfg.server.c_str());
     return exit_usage;
   }
   bool complete = !result.timed_out && result.missing == 0 &&

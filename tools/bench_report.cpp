@@ -1,7 +1,10 @@
 #include "tools/bench_report.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdarg>
+#include <cstdio>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -40,6 +43,31 @@ std::string json_string(const std::string& s) {
     }
   }
   return out + "\"";
+}
+
+namespace {
+std::atomic<bool> json_errors{false};
+} // namespace
+
+void set_json_errors(bool on) {
+  json_errors = on;
+}
+
+void error(const char* code, const std::string& message) {
+  if (json_errors)
+    std::fprintf(stderr, "{\"error\":{\"code\":\"%s\",\"message\":%s}}\n", code,
+                 json_string(message).c_str());
+  else
+    std::fprintf(stderr, "tinybroker-bench: %s\n", message.c_str());
+}
+
+void errorf(const char* code, const char* format, ...) {
+  char buf[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(buf, sizeof(buf), format, args);
+  va_end(args);
+  error(code, buf);
 }
 
 int64_t now_ns() {

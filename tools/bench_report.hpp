@@ -164,6 +164,19 @@ struct run_result {
   latency_summary latency;
 };
 
+/// Makes `error` write one JSON object per error (`--json`) instead of a
+/// text line.
+void set_json_errors(bool on);
+
+/// Writes an error on standard error: `tinybroker-bench: <message>`, or
+/// with `--json` `{"error":{"code":"<code>","message":"<message>"}}`;
+/// `code` is a gRPC status name (UNAVAILABLE, INVALID_ARGUMENT, ...).
+void error(const char* code, const std::string& message);
+
+/// `error` with a printf-style message.
+void errorf(const char* code, const char* format, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /// Returns steady_clock's time in nanoseconds.
 int64_t now_ns();
 

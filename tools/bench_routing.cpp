@@ -96,10 +96,10 @@ void result_rows::print() const {
       out += json_string(r.key) + ':' +
              (r.quoted ? json_string(r.value) : r.value);
     }
-    std::printf("%s}\n", out.c_str());
+    std::printf("%s}", out.c_str());
   } else {
     for (auto& r : rows_)
-      std::printf("%-30s %s\n", r.label.c_str(), r.value.c_str());
+      std::printf("%-30s %s", r.label.c_str(), r.value.c_str());
   }
   std::fflush(stdout);
 }
@@ -163,8 +163,8 @@ subscribe_all(client::session& session, uint64_t count,
     } else if (frame->has_error()) {
       log.answered_ns.push_back(now_ns());
       if (++log.refused == 1)
-        std::fprintf(stderr, "tinybroker-bench: subscribe refused: %s\n",
-                     frame->error().error().message().c_str());
+        errorf("FAILED_PRECONDITION", "subscribe refused: %s",
+               frame->error().error().message().c_str());
     }
   }
   return log;
@@ -193,9 +193,9 @@ bool await_answer(client::session& session, client::session::frame_kind kind,
     if (frame->kind_case() == kind)
       return true;
     if (frame->has_error()) {
-      std::fprintf(stderr, "tinybroker-bench: %s refused: %s\n",
-                   frame->error().request().c_str(),
-                   frame->error().error().message().c_str());
+      errorf("FAILED_PRECONDITION", "%s refused: %s",
+             frame->error().request().c_str(),
+             frame->error().error().message().c_str());
       return false;
     }
   }
@@ -212,8 +212,7 @@ std::optional<broker_counts> count_live(client::connection& conn,
   pb::StatsReply reply;
   auto status = conn.stub().Stats(&ctx, req, &reply);
   if (!status.ok()) {
-    std::fprintf(stderr, "tinybroker-bench: Stats: %s\n",
-                 status.error_message().c_str());
+    errorf("UNAVAILABLE", "Stats: %s", status.error_message().c_str());
     return std::nullopt;
   }
   return broker_counts{reply.broker().topics(), reply.topics_matched(),
@@ -280,8 +279,7 @@ int run_subscribe_one_topic(client::connection& conn, const run_config& cfg) {
   auto publisher = conn.open_session();
   publisher->publish({{topic, std::string(cfg.size, 'x'), {}, {}}}, true, 1);
   if (!await_answer(*publisher, pb::ServerFrame::kPublishConfirm, deadline)) {
-    std::fprintf(stderr, "tinybroker-bench: no confirm for %s\n",
-                 topic.c_str());
+    errorf("UNAVAILABLE", "no confirm for %s", topic.c_str());
     return exit_usage;
   }
   auto subscriber = conn.open_session();
@@ -309,7 +307,7 @@ int run_subscribe_wildcard(client::connection& conn, const run_config& cfg) {
   bool confirmed = false;
   auto publisher = publish_once(conn, cfg, topics, deadline, pub, confirmed);
   if (!confirmed || pub.errors > 0) {
-    std::fprintf(stderr, "tinybroker-bench: the topics were not published\n");
+    errorf("UNAVAILABLE", "the topics were not published");
     return pub.broken ? exit_usage : exit_lost;
   }
   auto live = count_live(conn, topics.pattern);

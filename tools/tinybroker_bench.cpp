@@ -92,16 +92,6 @@ std::string apply_preset(tb::bench::run_config& cfg,
   return "";
 }
 
-// Prints the error `message` (gRPC status name `status`) on standard
-// error: one JSON object with `json`, else one line with the prefix.
-void print_error(bool json, const char* status, const std::string& message) {
-  if (json)
-    std::fprintf(stderr, "{\"error\":{\"code\":\"%s\",\"message\":%s}}\n",
-                 status, tb::bench::json_string(message).c_str());
-  else
-    std::fprintf(stderr, "tinybroker-bench: %s\n", message.c_str());
-}
-
 // Returns true if `argv` asks for JSON (`--json` anywhere), for errors
 // found before the flags were stored.
 bool wants_json(int argc, char** argv) {
@@ -272,13 +262,15 @@ int main(int argc, char** argv) {
       "topics-new --topics 100000 --broker-pid $(pidof tinybroker)\n"
       "  expiry (broker with topic_idle_timeout = \"2s\"): tinybroker-bench "
       "--server 127.0.0.1:7400 --scenario expiry --topics 20000 --window 6");
+  // Errors are JSON with --json, also those found while parsing.
+  tb::bench::set_json_errors(wants_json(argc, argv));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) // --help, --version
       return app.exit(e) == 0 ? exit_ok : exit_usage;
-    print_error(wants_json(argc, argv), "INVALID_ARGUMENT",
-                std::string{e.what()} + "; see --help");
+    tb::bench::error("INVALID_ARGUMENT",
+                     std::string{e.what()} + "; see --help");
     return exit_usage;
   }
   given.messages = messages->count() > 0;
@@ -287,7 +279,7 @@ int main(int argc, char** argv) {
   given.topics = topics->count() > 0;
   auto problem = apply_preset(cfg, given);
   if (!problem.empty()) {
-    print_error(cfg.json, "INVALID_ARGUMENT", problem);
+    tb::bench::error("INVALID_ARGUMENT", problem);
     return exit_usage;
   }
 
@@ -298,16 +290,16 @@ int main(int argc, char** argv) {
         security_flags, tb::client::security_sources_from_env());
     conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security);
   } catch (const tb::client::security_error& e) {
-    print_error(cfg.json, "INVALID_ARGUMENT", e.what());
+    tb::bench::error("INVALID_ARGUMENT", e.what());
     return exit_usage;
   }
   auto& conn = *conn_ptr;
   // Fails at once when nothing listens; waits up to 5 s for a slow broker.
   auto reached = tb::client::wait_reachable(*conn.channel(), 5s);
   if (reached != tb::client::reach_outcome::connected) {
-    print_error(cfg.json, "UNAVAILABLE",
-                tb::client::unreachable_message(cfg.server, reached, 5s,
-                                                security.tls()));
+    tb::bench::error("UNAVAILABLE",
+                     tb::client::unreachable_message(cfg.server, reached, 5s,
+                                                     security.tls()));
     return exit_usage;
   }
   switch (cfg.kind) {

@@ -77,11 +77,18 @@ def test_aio_callback_and_iteration_end(broker):
         await asyncio.wait_for(done.wait(), 5)
         assert seen == ["1", "2"]
 
+        got = asyncio.Event()
+
         async def consume():
-            return [d.text async for d in sub]
+            texts = []
+            async for d in sub:
+                texts.append(d.text)
+                got.set()
+            return texts
         consumer = asyncio.ensure_future(consume())
         await c.publish("aiit.a", "x")
-        await asyncio.sleep(0.1)
+        # The confirm can come before the delivery: close once "x" is in.
+        await asyncio.wait_for(got.wait(), 5)
         await c.close()
         assert await asyncio.wait_for(consumer, 5) == ["x"]
         with pytest.raises(tinybroker.ClientClosedError):

@@ -99,16 +99,19 @@ def test_unsubscribe_and_close_end_iteration(broker):
     with c.subscribe("un2.>") as scoped:
         pass
     assert not scoped.active
-    seen, ended = [], threading.Event()
+    seen, got, ended = [], threading.Event(), threading.Event()
 
     def consume():
         for d in sub:
             seen.append(d.text)
+            got.set()
         ended.set()
     thread = threading.Thread(target=consume)
     thread.start()
     c.publish("un.a", "1")
     c.publish("un2.a", "not for the unsubscribed one")
+    # The confirm can come before the delivery: close once "1" is in.
+    assert got.wait(5)
     c.close()
     assert ended.wait(5) and seen == ["1"]
     assert scoped.get(0) is None

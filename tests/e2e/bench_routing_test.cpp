@@ -146,6 +146,16 @@ TEST_F(BenchRoutingTest, TopicMemoryNeedsTheBrokersPid) {
                    "--topics", "10"});
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("--broker-pid"), std::string::npos) << out;
+  // Found during the run, the error is still JSON with --json.
+  auto [json_code, json_out] =
+      run_command(std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-bench",
+                  {"--server", broker_->address(), "--scenario", "topic-memory",
+                   "--topics", "10", "--broker-pid", "999999999", "--json"});
+  EXPECT_EQ(json_code, 2) << json_out;
+  EXPECT_NE(json_out.find("{\"error\":{\"code\":\"INVALID_ARGUMENT\","
+                          "\"message\":\"cannot read the memory of process"),
+            std::string::npos)
+      << json_out;
 }
 
 } // namespace
