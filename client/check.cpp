@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <string>
 
-#include "log/utf8.hpp"
 #include "client/connection.hpp"
+#include "log/utf8.hpp"
 
 namespace tb::client {
 

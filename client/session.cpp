@@ -1,7 +1,7 @@
 #include "client/session.hpp"
 
-#include "client/connection.hpp"
 #include "client/check.hpp"
+#include "client/connection.hpp"
 
 namespace tb::client {
 

@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "client/async_client.hpp"
-#include "fake_broker.hpp"
 #include "client/connection.hpp"
+#include "fake_broker.hpp"
 
 namespace tb::test {
 namespace {

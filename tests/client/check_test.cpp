@@ -10,9 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "client/async_client.hpp"
-#include "fake_broker.hpp"
-#include "client/connection.hpp"
 #include "client/check.hpp"
+#include "client/connection.hpp"
+#include "fake_broker.hpp"
 
 namespace tb::test {
 namespace {

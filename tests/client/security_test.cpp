@@ -8,9 +8,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "fake_broker.hpp"
 #include "client/connection.hpp"
 #include "client/security.hpp"
+#include "fake_broker.hpp"
 
 namespace tb::test {
 namespace {
