@@ -17,7 +17,7 @@ set(TB_INSTALL_INCLUDEDIR ${CMAKE_INSTALL_INCLUDEDIR}/tinybroker)
 
 # -- the broker ----------------------------------------------------------------
 
-install(TARGETS tinybroker tinybroker-cli tinybroker-bench
+install(TARGETS tinybroker tinybroker-cli tinybroker-bench tinybroker-relay
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT broker)
 
 # Where the config and the unit's paths go is decided when installing, not

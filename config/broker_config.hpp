@@ -189,9 +189,11 @@ struct broker_config {
   metrics_config metrics;
   /// The actor scheduler's worker threads; 0 = the number of cores.
   std::size_t worker_threads = 0;
-  /// The actor scheduler: "sharing" (one queue; idle workers wake at once)
-  /// or "stealing" (a queue per worker; idle workers poll and sleep).
-  std::string scheduler = "sharing";
+  /// The actor scheduler: "handoff" (one queue; a message between actors
+  /// wakes no second worker while one suffices), "sharing" (CAF's: one
+  /// queue, every enqueue wakes an idle worker) or "stealing" (a queue per
+  /// worker; idle workers poll and sleep).
+  std::string scheduler = "handoff";
   /// Bounds on messages, topics, batches and sessions.
   limits_config limits;
   /// Whether joining an unknown group creates it with `group_defaults`.

@@ -148,10 +148,11 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"shutdown_grace", r.duration(cfg.shutdown_grace, 0)},
        {"topic_idle_timeout", r.duration(cfg.topic_idle_timeout, 1)},
        {"worker_threads", r.count(cfg.worker_threads, 0, 1024)},
-       {"scheduler", r.text(cfg.scheduler, "\"sharing\" or \"stealing\"",
-                            [](std::string_view t) {
-                              return t == "sharing" || t == "stealing";
-                            })},
+       {"scheduler",
+        r.text(cfg.scheduler, "\"handoff\", \"sharing\" or \"stealing\"",
+               [](std::string_view t) {
+                 return t == "handoff" || t == "sharing" || t == "stealing";
+               })},
        {"limits", limits},
        {"observability", observability},
        {"metrics", metrics},

@@ -17,8 +17,10 @@
 #include <grpcpp/health_check_service_interface.h>
 
 #include "actors/router_actor.hpp"
+#include "actors/scheduler/scheduler_choice.hpp"
 #include "actors/session_actor.hpp"
 #include "net/broker_service.hpp"
+#include "net/grpc_settings.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/metrics_server.hpp"
@@ -28,60 +30,12 @@ namespace tb {
 
 namespace {
 
-// The largest gRPC message the broker reads: a publish frame of many
-// messages. Bounded, like every buffer.
-constexpr int max_grpc_message_bytes = 64 << 20;
-
-// -- memory per connection (docs/performance.md, "Memory per session") -------
-
-// The first read buffer of a connection, grown by gRPC while reads fill it
-// (up to `max_read_chunk`). gRPC's default is 8 KiB, held by every idle
-// connection.
-constexpr int first_read_chunk = 256;
-
-// The largest read buffer of a connection, so that one that went idle after
-// a burst holds at most this much.
-constexpr int max_read_chunk = 64 << 10;
-
-// Turns off gRPC 1.51's `tcp_read_chunks` experiment, which reads into
-// fixed 8 KiB buffers and ignores the read chunk settings above; kept if
-// GRPC_EXPERIMENTS already names it. gRPC reads the variable once, before
-// its first TCP read; the broker calls this before it builds the server.
-void prefer_sized_reads() {
-  constexpr const char* name = "GRPC_EXPERIMENTS";
-  const char* set = std::getenv(name);
-  std::string value = set != nullptr ? set : "";
-  if (value.find("tcp_read_chunks") != std::string::npos)
-    return;
-  value += value.empty() ? "-tcp_read_chunks" : ",-tcp_read_chunks";
-  setenv(name, value.c_str(), 1);
-}
-
-// Sets what each connection costs at rest: small first read buffers, no
-// zero-copy send records (zero-copy is off, but gRPC allocates 4 records
-// per connection unless told 0), no channelz entries (no channelz service
-// is registered).
-void add_connection_settings(grpc::ServerBuilder& builder) {
-  builder.AddChannelArgument(GRPC_ARG_TCP_READ_CHUNK_SIZE, first_read_chunk);
-  builder.AddChannelArgument(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, max_read_chunk);
-  builder.AddChannelArgument(GRPC_ARG_TCP_TX_ZEROCOPY_MAX_SIMULT_SENDS, 0);
-  builder.AddChannelArgument(GRPC_ARG_ENABLE_CHANNELZ, 0);
-}
-
 // The CAF configuration of a broker.
 class system_config : public caf::actor_system_config {
 public:
   system_config(std::size_t worker_threads, const std::string& scheduler) {
     tb::add_message_types(*this);
-    // CAF names work stealing "stealing"; the loader allows nothing else.
-    if (scheduler == "stealing")
-      set("scheduler.policy", caf::atom("stealing"));
-    else
-      set("scheduler.policy", caf::atom("sharing"));
-    auto threads = worker_threads != 0
-                       ? worker_threads
-                       : std::max(2u, std::thread::hardware_concurrency());
-    set("scheduler.max-threads", threads);
+    use_scheduler(*this, scheduler, worker_threads);
   }
 };
 
@@ -152,8 +106,6 @@ error_info broker_server::start() {
   // start and silently share its connections (spec 9 forbids it).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
-  builder.SetMaxReceiveMessageSize(max_grpc_message_bytes);
-  builder.SetMaxSendMessageSize(max_grpc_message_bytes);
   add_connection_settings(builder);
   // A failed bind is explained below in one line; gRPC's own account of it
   // goes to the debug level.

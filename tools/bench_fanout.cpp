@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 
@@ -126,6 +128,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
                             }};
 
   cpu_meter broker_cpu{cfg.broker_pid};
+  cpu_meter own_cpu{getpid()};
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
   auto slowest = [&] {
@@ -158,6 +161,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
     sub->latencies = {};
   }
   result.broker_cpu_s = broker_cpu.used();
+  result.bench_cpu_s = own_cpu.used();
   report(cfg, pub, {start, publish_end, last_delivery, end}, latencies, result);
 
   for (auto& session : publishers)

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "client/connection.hpp"
 #include "tools/bench_report.hpp"
 
@@ -172,6 +174,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   progress_printer progress{[&] { return pub.sent.load(); }, acked};
 
   cpu_meter broker_cpu{cfg.broker_pid};
+  cpu_meter own_cpu{getpid()};
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);
   bool published =
@@ -203,6 +206,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   }
   result.duplicates += seen.foreign.load();
   result.broker_cpu_s = broker_cpu.used();
+  result.bench_cpu_s = own_cpu.used();
   report(cfg, pub, {start, publish_end, last_ack, end}, latencies, result);
 
   for (auto& session : publishers)

@@ -239,6 +239,7 @@ void print_table(std::FILE* out, const run_config& cfg, const run_result& r) {
   row("latency max (us)", num("%.1f", r.latency.max_us));
   if (r.broker_cpu_s >= 0)
     row("broker CPU (s)", num("%.3f", r.broker_cpu_s));
+  row("load generator CPU (s)", num("%.3f", r.bench_cpu_s));
   row("result", r.timed_out ? "timed out" : "finished");
 }
 
@@ -275,6 +276,8 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
   char cpu_buf[32];
   std::snprintf(cpu_buf, sizeof cpu_buf, "%.6f", r.broker_cpu_s);
   std::string cpu = r.broker_cpu_s >= 0 ? cpu_buf : "null";
+  char own_cpu[32];
+  std::snprintf(own_cpu, sizeof own_cpu, "%.6f", r.bench_cpu_s);
   std::fprintf(
       out,
       "{\"scenario\":%s,\"server\":%s,\"run_id\":%s,\"messages\":%llu,"
@@ -285,7 +288,7 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       "\"out_of_order\":%llu,\"latency_us\":{\"samples\":%llu,\"p50\":%.1f,"
       "\"p99\":%.1f,\"p99_9\":%.1f,\"max\":%.1f},\"latency_from\":%s,"
       "\"publishers\":%u,\"rate\":%.1f,\"topics\":%u,\"pattern\":%s,"
-      "\"broker_cpu_s\":%s,\"timed_out\":%s}\n",
+      "\"broker_cpu_s\":%s,\"bench_cpu_s\":%s,\"timed_out\":%s}\n",
       json_string(cfg.scenario).c_str(), json_string(cfg.server).c_str(),
       json_string(r.run_id).c_str(),
       static_cast<unsigned long long>(cfg.messages), cfg.size, cfg.batch,
@@ -299,7 +302,7 @@ void print_json(std::FILE* out, const run_config& cfg, const run_result& r) {
       static_cast<unsigned long long>(r.latency.samples), r.latency.p50_us,
       r.latency.p99_us, r.latency.p999_us, r.latency.max_us,
       cfg.rate > 0 ? "\"scheduled\"" : "\"sent\"", cfg.publishers, cfg.rate,
-      cfg.topics, json_string(r.pattern).c_str(), cpu.c_str(),
+      cfg.topics, json_string(r.pattern).c_str(), cpu.c_str(), own_cpu,
       r.timed_out ? "true" : "false");
 }
 

@@ -160,6 +160,10 @@ struct run_result {
   /// Broker CPU seconds (user + system) over the run; -1 without
   /// --broker-pid.
   double broker_cpu_s = -1;
+  /// CPU seconds the load generator itself used meanwhile (all its threads:
+  /// publishers, subscribers and the client library's), so that its share
+  /// of a shared machine is seen apart from the broker's.
+  double bench_cpu_s = -1;
   /// End-to-end latency.
   latency_summary latency;
 };

@@ -47,6 +47,13 @@ TEST(config_loader, empty_text_gives_the_builtin_defaults) {
   EXPECT_EQ(cfg.listen, "127.0.0.1:7400");
   EXPECT_EQ(cfg.group_defaults.ack_wait, 30s);
   EXPECT_EQ(cfg.limits.max_message_bytes, 1u << 20);
+  EXPECT_EQ(cfg.scheduler, "handoff");
+}
+
+TEST(config_loader, every_scheduler_is_accepted) {
+  for (const char* name : {"handoff", "sharing", "stealing"})
+    EXPECT_EQ(config_of(std::string{"scheduler = \""} + name + "\"").scheduler,
+              name);
 }
 
 TEST(config_loader, every_key_is_read) {
@@ -154,7 +161,7 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
        "expected an integer from 0 to 1024"},
       {"worker_threads = true", "t.toml:1:", "got a boolean", "0 to 1024"},
       {"scheduler = \"fast\"", "t.toml:1:", "scheduler: got \"fast\"",
-       "expected \"sharing\" or \"stealing\""},
+       "expected \"handoff\", \"sharing\" or \"stealing\""},
       {"limits = 5", "t.toml:1:", "limits: got 5", "expected a table"},
       {"[limits]\nmax_publish_batch = 0", "t.toml:2:",
        "limits.max_publish_batch: got 0", "expected an integer from 1"},

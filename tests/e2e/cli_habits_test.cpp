@@ -52,6 +52,7 @@ TEST(CliHabitsTest, EveryProgramPrintsItsNameAndVersion) {
       {"tinybroker-cli", tool("tinybroker-cli")},
       {"tinybroker-bench", tool("tinybroker-bench")},
       {"tinybroker-soak", tool("tinybroker-soak")},
+      {"tinybroker-relay", tool("tinybroker-relay")},
       {"publish_subscribe", example("publish_subscribe")},
       {"work_queue", example("work_queue")},
       {"dead_letters", example("dead_letters")},

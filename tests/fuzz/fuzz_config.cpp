@@ -39,8 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(cfg.source == "fuzz.toml", "source", cfg.source);
   check(tb::check_listen_address(cfg.listen).empty(), "listen", cfg.listen);
   check(cfg.worker_threads <= 1024, "worker_threads");
-  check(cfg.scheduler == "sharing" || cfg.scheduler == "stealing", "scheduler",
-        cfg.scheduler);
+  check(cfg.scheduler == "handoff" || cfg.scheduler == "sharing" ||
+            cfg.scheduler == "stealing",
+        "scheduler", cfg.scheduler);
   check(cfg.topic_idle_timeout.count() >= 1, "topic_idle_timeout");
   check(cfg.shutdown_grace.count() >= 0, "shutdown_grace");
   const auto& l = cfg.limits;

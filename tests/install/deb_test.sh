@@ -21,6 +21,7 @@ echo "package: $(basename "$deb") ($(du -h "$deb" | cut -f1))"
 root=$work/root
 dpkg-deb -x "$deb" "$root"
 for f in usr/bin/tinybroker usr/bin/tinybroker-cli usr/bin/tinybroker-bench \
+  usr/bin/tinybroker-relay \
   usr/lib/systemd/system/tinybroker.service etc/tinybroker/tinybroker.toml \
   usr/share/tinybroker/tinybroker.example.toml \
   usr/include/tinybroker/client/async_client.hpp \
@@ -60,7 +61,7 @@ fi
 [ ! -s "$work/verify.log" ] || fail "systemd-analyze verify: $(cat "$work/verify.log")"
 "$root/usr/bin/tinybroker" --check-config "$root/etc/tinybroker/tinybroker.toml" \
   >"$work/check.log" 2>&1 || fail "the packaged config: $(cat "$work/check.log")"
-for program in tinybroker tinybroker-cli tinybroker-bench; do
+for program in tinybroker tinybroker-cli tinybroker-bench tinybroker-relay; do
   "$root/usr/bin/$program" --version | grep -qx "$program [0-9.]*" ||
     fail "$program --version: $("$root/usr/bin/$program" --version 2>&1)"
 done
