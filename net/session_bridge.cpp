@@ -5,6 +5,7 @@
 #include <caf/send.hpp>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
+#include "actors/scheduler/caller_runs.hpp"
 #include "net/log.hpp"
 #include "net/session_reactor.hpp"
 #include "net/status.hpp"
@@ -42,6 +43,7 @@ session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
 
 void session_bridge::start(session_actor actor) {
   std::lock_guard<std::mutex> guard{mutex_};
+  system_ = &actor->home_system();
   actor_ = std::move(actor);
   start_read_locked();
 }
@@ -185,6 +187,10 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
       frame.reset();
     reading_.Clear();
   }
+  // This gRPC thread runs the session actor (and the actors it sends to)
+  // once the lock below is released, instead of waking a worker for it.
+  // `system_` was set before the first read started.
+  caller_runs runner{system_};
   std::lock_guard<std::mutex> guard{mutex_};
   if (!ok) {
     read_ended_ = true;
@@ -213,6 +219,7 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
 }
 
 void session_bridge::on_write_done(bool ok) {
+  caller_runs runner{system_}; // runs the actor told `writable` below
   std::lock_guard<std::mutex> guard{mutex_};
   write_pending_ = false;
   writing_.Clear();

@@ -124,6 +124,9 @@ private:
   std::string credential_;
   std::string token_;
   session_actor actor_;
+  // The actor's system, so that a gRPC thread can run the session actor
+  // itself (actors/scheduler/caller_runs.hpp); set once in start().
+  caf::actor_system* system_ = nullptr;
   grpc::ByteBuffer reading_;
   grpc::ByteBuffer writing_;
   // Serialized frames waiting for `writing_`; non-empty only while a write

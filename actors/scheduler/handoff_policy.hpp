@@ -37,6 +37,11 @@ namespace tb {
 /// yields its worker to the next queued job.
 constexpr std::size_t handoff_max_throughput = 64;
 
+/// True on a thread outside the scheduler that runs the jobs it enqueues
+/// itself (actors/scheduler/caller_runs.hpp): its enqueues count as a
+/// worker's own.
+inline thread_local bool handoff_caller_runs = false;
+
 /// A CAF scheduler policy: one job queue, and an internal enqueue into an
 /// empty queue wakes no other worker (the enqueuing worker runs the job
 /// next). Use as `caf::scheduler::coordinator<tb::handoff_policy>`.
@@ -71,6 +76,7 @@ public:
   /// queued already (the caller's worker can run only one of them next).
   template <class Coordinator>
   static void push(Coordinator* self, caf::resumable* job, bool from_outside) {
+    from_outside = from_outside && !handoff_caller_runs;
     auto& data = d(self);
     bool wake = false;
     {
@@ -85,6 +91,34 @@ public:
     // Notified outside the lock: the woken worker does not block on it.
     if (wake)
       data.cv.notify_one();
+  }
+
+  /// Wakes a sleeper if jobs are queued (for a thread that ran some of the
+  /// queue itself and leaves the rest).
+  template <class Coordinator>
+  static void wake_if_queued(Coordinator* self) {
+    auto& data = d(self);
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> guard{data.lock};
+      wake = data.sleeping > 0 && !data.queue.empty();
+      if (wake)
+        ++data.wakeups;
+    }
+    if (wake)
+      data.cv.notify_one();
+  }
+
+  /// Takes the oldest job without waiting; nullptr if there is none.
+  template <class Coordinator>
+  static caf::resumable* try_take(Coordinator* self) {
+    auto& data = d(self);
+    std::lock_guard<std::mutex> guard{data.lock};
+    if (data.queue.empty())
+      return nullptr;
+    auto* job = data.queue.front();
+    data.queue.pop_front();
+    return job;
   }
 
   /// A job from outside the workers (a gRPC thread, the clock, spawn).

@@ -1,0 +1,188 @@
+// caller_runs (actors/scheduler/caller_runs.hpp): a thread outside the
+// scheduler runs the actors it made runnable, under the handoff scheduler
+// only, and leaves what exceeds its budget to the workers. Real threads;
+// actors report the thread they ran on through futures (no sleeps).
+
+#include "actors/scheduler/caller_runs.hpp"
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <caf/actor_system.hpp>
+#include <caf/event_based_actor.hpp>
+#include <caf/scheduler/coordinator.hpp>
+#include <gtest/gtest.h>
+
+#include "actors/scheduler/handoff_policy.hpp"
+#include "actors/scheduler/scheduler_choice.hpp"
+
+namespace tb {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The threads actors ran on, in the order they ran.
+struct thread_log {
+  std::mutex mutex;
+  std::vector<std::thread::id> ids;
+  std::promise<void> all_in;
+  std::size_t expected = 1;
+
+  void add() {
+    std::lock_guard<std::mutex> guard{mutex};
+    ids.push_back(std::this_thread::get_id());
+    if (ids.size() == expected)
+      all_in.set_value();
+  }
+};
+
+// Logs its thread for each int, and passes the int on to `next` (if any)
+// while it is above zero.
+caf::behavior log_and_pass(caf::event_based_actor* self,
+                           std::shared_ptr<thread_log> log, caf::actor next) {
+  return {[self, log, next](int hops) {
+    log->add();
+    if (next && hops > 0)
+      self->send(next, hops - 1);
+  }};
+}
+
+using handoff_coordinator = caf::scheduler::coordinator<handoff_policy>;
+
+// Waits (up to 10 s) until both workers of `sys` sleep, so that only a
+// wake-up can make them take a job: a worker still starting up may take a
+// queued job before the caller does.
+bool workers_asleep(caf::actor_system& sys) {
+  auto* coordinator = dynamic_cast<handoff_coordinator*>(&sys.scheduler());
+  if (coordinator == nullptr)
+    return false;
+  auto& data = coordinator->data();
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    {
+      std::lock_guard<std::mutex> guard{data.lock};
+      if (data.sleeping == 2)
+        return true;
+    }
+    std::this_thread::yield();
+  }
+  return false;
+}
+
+// A system with 2 workers under the scheduler `name`.
+struct system_with {
+  explicit system_with(const std::string& name) {
+    use_scheduler(cfg, name, 2);
+    sys = std::make_unique<caf::actor_system>(cfg);
+  }
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+};
+
+// Spawns a logging actor that starts only with its first message, so that
+// this message makes it runnable (an enqueue into the scheduler).
+caf::actor spawn_logger(caf::actor_system& sys, std::shared_ptr<thread_log> log,
+                        caf::actor next = {}) {
+  return sys.spawn<caf::lazy_init>(log_and_pass, std::move(log),
+                                   std::move(next));
+}
+
+TEST(CallerRuns, TheCallerRunsTheActorItSentToAndTheActorsThatOneSendsTo) {
+  system_with s{"handoff"};
+  auto log = std::make_shared<thread_log>();
+  log->expected = 2;
+  auto second = spawn_logger(*s.sys, log);
+  auto first = spawn_logger(*s.sys, log, second);
+  ASSERT_TRUE(workers_asleep(*s.sys));
+  {
+    caller_runs runner{s.sys.get()};
+    caf::anon_send(first, 1);
+  } // runs `first`, then `second`, here
+  ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(log->ids,
+            (std::vector<std::thread::id>{std::this_thread::get_id(),
+                                          std::this_thread::get_id()}));
+  caf::anon_send_exit(first, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(second, caf::exit_reason::user_shutdown);
+}
+
+TEST(CallerRuns, WithoutItAWorkerRunsTheActor) {
+  system_with s{"handoff"};
+  auto log = std::make_shared<thread_log>();
+  auto actor = spawn_logger(*s.sys, log);
+  caf::anon_send(actor, 0);
+  ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_NE(log->ids.at(0), std::this_thread::get_id());
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST(CallerRuns, UnderCafsSchedulersItChangesNothing) {
+  for (const char* name : {"sharing", "stealing"}) {
+    system_with s{name};
+    auto log = std::make_shared<thread_log>();
+    auto actor = spawn_logger(*s.sys, log);
+    {
+      caller_runs runner{s.sys.get()};
+      caf::anon_send(actor, 0);
+    }
+    ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready)
+        << name;
+    EXPECT_NE(log->ids.at(0), std::this_thread::get_id()) << name;
+    EXPECT_EQ(caller_runs::run_queued(*s.sys, 8), 0u) << name;
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+  }
+}
+
+TEST(CallerRuns, JobsBeyondTheBudgetGoToTheWorkers) {
+  system_with s{"handoff"};
+  auto log = std::make_shared<thread_log>();
+  constexpr std::size_t actors = 6;
+  log->expected = actors;
+  std::vector<caf::actor> loggers;
+  for (std::size_t i = 0; i < actors; ++i)
+    loggers.push_back(spawn_logger(*s.sys, log));
+  {
+    caller_runs runner{s.sys.get(), 2};
+    for (auto& actor : loggers)
+      caf::anon_send(actor, 0);
+  }
+  // Every actor ran, none waits for another caller; this thread ran at
+  // most its budget of them.
+  ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready);
+  std::size_t here = 0;
+  {
+    std::lock_guard<std::mutex> guard{log->mutex};
+    for (auto id : log->ids)
+      here += id == std::this_thread::get_id() ? 1 : 0;
+  }
+  EXPECT_LE(here, 2u);
+  for (auto& actor : loggers)
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+TEST(CallerRuns, NestedScopesRunOnceWhenTheOutermostEnds) {
+  system_with s{"handoff"};
+  auto log = std::make_shared<thread_log>();
+  auto actor = spawn_logger(*s.sys, log);
+  ASSERT_TRUE(workers_asleep(*s.sys));
+  {
+    caller_runs outer{s.sys.get()};
+    {
+      caller_runs inner{s.sys.get()};
+      caf::anon_send(actor, 0);
+    }
+    // The inner scope ran nothing: the send still waits for `outer`.
+    std::lock_guard<std::mutex> guard{log->mutex};
+    EXPECT_TRUE(log->ids.empty());
+  }
+  ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(log->ids.at(0), std::this_thread::get_id());
+  caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
+} // namespace
+} // namespace tb
