@@ -21,7 +21,7 @@ int main(int argc, char** argv) {
                "figures (docs/performance.md). Every publish frame goes to "
                "every subscription, patterns unmatched. Stops on SIGINT or "
                "SIGTERM."};
-  std::string listen = "127.0.0.1:7401";
+  std::string listen = "127.0.0.1:7402";
   app.add_option("--listen", listen, "HOST:PORT to listen on (port 0: any)")
       ->capture_default_str();
   app.set_version_flag("--version",
