@@ -37,10 +37,19 @@ public:
   }
 };
 
-TEST(RelayTest, TheBenchRunsAgainstItAndReportsBothSidesCpu) {
+// A relay per test, listening before the test starts.
+class RelayTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    address = relay.address();
+    ASSERT_FALSE(address.empty()) << relay.output();
+  }
+
   relay_process relay;
-  auto address = relay.address();
-  ASSERT_FALSE(address.empty()) << relay.output();
+  std::string address;
+};
+
+TEST_F(RelayTest, TheBenchRunsAgainstItAndReportsBothSidesCpu) {
   auto [code, out] = run_command(tool("tinybroker-bench"),
                                  {"--server", address, "--scenario", "s4",
                                   "--rate", "2000", "--messages", "1000",
@@ -59,10 +68,7 @@ TEST(RelayTest, TheBenchRunsAgainstItAndReportsBothSidesCpu) {
   EXPECT_EQ(*stopped, 0) << relay.output();
 }
 
-TEST(RelayTest, ItForwardsEveryPublishToEverySubscriberAndConfirms) {
-  relay_process relay;
-  auto address = relay.address();
-  ASSERT_FALSE(address.empty()) << relay.output();
+TEST_F(RelayTest, ItForwardsEveryPublishToEverySubscriberAndConfirms) {
   auto [code, out] = run_command(tool("tinybroker-bench"),
                                  {"--server", address, "--scenario", "s2",
                                   "--messages", "3000", "--batch", "100",
@@ -72,17 +78,14 @@ TEST(RelayTest, ItForwardsEveryPublishToEverySubscriberAndConfirms) {
   EXPECT_EQ(json_number(out, "publish_errors"), 0) << out;
 }
 
-TEST(RelayTest, ABusyPortIsRefusedWithTheReason) {
-  relay_process first;
-  auto address = first.address();
-  ASSERT_FALSE(address.empty()) << first.output();
+TEST_F(RelayTest, ABusyPortIsRefusedWithTheReason) {
   auto [code, out] =
       run_command(tool("tinybroker-relay"), {"--listen", address});
   EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("cannot listen on " + address), std::string::npos) << out;
 }
 
-TEST(RelayTest, ItRefusesUnknownFlags) {
+TEST(RelayFlagsTest, ItRefusesUnknownFlags) {
   // --version is in CliHabitsTest with every other program.
   auto bad = run_command(tool("tinybroker-relay"), {"--listne", "x"});
   EXPECT_NE(bad.first, 0) << bad.second;
