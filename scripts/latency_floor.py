@@ -19,6 +19,7 @@ never one run: the machine is shared.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,8 +36,12 @@ def start(server, port, broker_args):
     args = [server, "--listen", f"127.0.0.1:{port}"]
     if not server.endswith("relay"):
         args += ["--metrics-listen", "off"] + broker_args
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    try:
+        proc = subprocess.Popen(args, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+    except OSError as e:
+        sys.exit(f"latency_floor: cannot start {server}: {e.strerror} "
+                 "(build it first: cmake --build build -j2)")
     if not wait_listening(port, time.time() + 10):
         proc.kill()
         sys.exit(f"latency_floor: {server} did not listen on {port}")
@@ -50,6 +55,9 @@ def run_once(server, broker_args, bench, bench_args, use_perf):
     perf = None
     try:
         if use_perf:
+            if shutil.which("perf") is None:
+                sys.exit("latency_floor: --perf needs perf "
+                         "(apt install linux-perf)")
             perf = subprocess.Popen(
                 ["perf", "stat", "-x", ",", "-e", "context-switches",
                  "-p", str(proc.pid)], stdout=subprocess.DEVNULL,
@@ -103,7 +111,7 @@ def main():
                              "e.g. \"--config my.toml\"")
     parser.add_argument("--base-args", default="",
                         help="more arguments for the base broker only, e.g. "
-                             "the same binary with \"--config sharing.toml\"")
+                             "the same binary with \"--config scripts/sharing.toml\"")
     parser.add_argument("--perf", action="store_true",
                         help="count the server's context switches (perf stat)")
     args = parser.parse_args()
