@@ -192,6 +192,12 @@ void client_core::serve(lock& guard) {
   for (;;) {
     if (stream_->ended)
       return;
+    if (writing_) { // a publisher writes its own frame (see publish)
+      ++writer_waiters_;
+      io_cv_.wait(guard);
+      --writer_waiters_;
+      continue;
+    }
     out.clear();
     while (!control_.empty()) {
       out.push_back(std::move(control_.front()));
@@ -209,20 +215,42 @@ void client_core::serve(lock& guard) {
         io_cv_.wait(guard);
       continue;
     }
-    auto* stream = stream_->stream.get();
-    guard.unlock();
-    bool written = true;
-    for (auto& frame : out)
-      if (!(written = stream->Write(frame)))
-        break;
-    guard.lock();
-    if (!written)
+    if (!write_frames(guard, out))
       return; // the reader sees the end and its status
   }
 }
 
+bool client_core::write_frames(lock& guard, std::vector<pb::ClientFrame>& out) {
+  // Frames are taken and written under `writing_`, so whoever writes next
+  // writes later frames: the stream carries them in the order taken.
+  writing_ = true;
+  auto* stream = stream_->stream.get();
+  guard.unlock();
+  bool written = true;
+  for (auto& frame : out)
+    if (!(written = stream->Write(frame)))
+      break;
+  guard.lock();
+  writing_ = false;
+  if (writer_waiters_ > 0)
+    io_cv_.notify_all();
+  return written;
+}
+
+bool client_core::can_write_inline() const {
+  // Without a linger time nothing waits to be batched: the publishing
+  // thread writes its frame itself when the stream is idle, instead of
+  // waking the I/O thread (no hand-over at low rates).
+  return options_.linger.count() == 0 && !writing_ && !closing_ &&
+         state_ == connection_state::connected && stream_ != nullptr &&
+         !stream_->ended && control_.empty() && answers_.count == 0;
+}
+
 void client_core::finish_stream(lock& guard) {
   auto* current = stream_.get();
+  ++writer_waiters_;
+  io_cv_.wait(guard, [this] { return !writing_; });
+  --writer_waiters_;
   if (closing_ && !current->ended) {
     guard.unlock();
     current->stream->WritesDone();

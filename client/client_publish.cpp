@@ -59,6 +59,13 @@ void client_core::publish(pb::Message message, publish_callback done) {
   unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});
   unsent_bytes_ += bytes;
   ++pending_publishes_;
+  if (wake && can_write_inline()) {
+    std::vector<pb::ClientFrame> out;
+    take_publish_frames(out, true);
+    stats_.publish_frames_inline += out.size();
+    write_frames(guard, out); // a failed write: the reader sees the end
+    return;
+  }
   if (wake || unsent_.size() >= options_.max_batch_messages ||
       unsent_bytes_ >= options_.max_batch_bytes)
     io_cv_.notify_all();

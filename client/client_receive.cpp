@@ -176,6 +176,10 @@ void client_core::on_deliveries(const pb::Deliveries& batch,
         answer(generation, answer_kind::nack, wire.delivery_id(), 0);
       continue;
     }
+    if (sub->options().on_reader_thread) {
+      sub->deliver(delivery{wire, weak_from_this(), generation});
+      continue;
+    }
     auto item = std::make_shared<delivery>(wire, weak_from_this(), generation);
     callbacks_.push([sub, item] { sub->deliver(std::move(*item)); });
   }

@@ -80,6 +80,9 @@ using publish_callback = std::function<void(const publish_result&)>;
 struct client_stats {
   /// Publish frames written.
   uint64_t publish_frames = 0;
+  /// Of those, the frames the publishing thread wrote itself (`linger` 0
+  /// and the stream idle), without waking the I/O thread.
+  uint64_t publish_frames_inline = 0;
   /// Messages in them.
   uint64_t published = 0;
   /// Ack, nack and in-progress frames written.

@@ -7,50 +7,164 @@ namespace tb::client {
 
 namespace pb = tinybroker::v1;
 
+namespace {
+
+// The completion queue's tags: one kind of operation each, and at most one
+// of each kind outstanding.
+void* const start_tag = reinterpret_cast<void*>(1);
+void* const read_tag = reinterpret_cast<void*>(2);
+void* const write_tag = reinterpret_cast<void*>(3);
+void* const writes_done_tag = reinterpret_cast<void*>(4);
+void* const finish_tag = reinterpret_cast<void*>(5);
+
+constexpr auto forever = std::chrono::steady_clock::time_point::max();
+
+// The completion queue's form of `deadline`.
+gpr_timespec to_gpr(std::chrono::steady_clock::time_point deadline) {
+  if (deadline == forever)
+    return gpr_inf_future(GPR_CLOCK_MONOTONIC);
+  auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(
+      deadline - std::chrono::steady_clock::now());
+  if (left.count() <= 0)
+    return gpr_now(GPR_CLOCK_MONOTONIC);
+  return gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+                      gpr_time_from_nanos(left.count(), GPR_TIMESPAN));
+}
+
+} // namespace
+
+// The session has no thread: whichever thread waits in one of its calls
+// polls the completion queue (one at a time; the others wait on `cv_` for
+// what the poller finds). A reply the broker sends while the caller waits
+// in `next()` is read by that thread itself: no hand-over between threads.
+
 session::session(pb::Broker::Stub& stub) {
-  stream_ = stub.Session(&context_);
-  reader_ = std::thread{[this] {
-    read_loop();
-  }};
+  stream_ = stub.PrepareAsyncSession(&context_, &queue_);
+  lock guard{mutex_};
+  stream_->StartCall(start_tag);
+  drive_until(
+      guard, [this] { return started_; }, forever);
 }
 
 session::~session() {
-  if (!ended())
+  lock guard{mutex_};
+  if (!ended_)
     context_.TryCancel();
-  if (reader_.joinable())
-    reader_.join();
+  writes_done_ = true; // lifts the read-ahead bound: read to the end
+  drive_until(
+      guard,
+      [this] {
+        return ended_ && !reading_ && !writing_ && !writes_done_pending_;
+      },
+      forever);
+  guard.unlock();
+  queue_.Shutdown();
+  void* tag = nullptr;
+  bool ok = false;
+  while (queue_.Next(&tag, &ok)) {
+  }
 }
 
-void session::read_loop() {
-  pb::ServerFrame frame;
-  while (stream_->Read(&frame)) {
-    std::lock_guard<std::mutex> guard{mutex_};
-    frames_.push_back(std::move(frame));
-    frame = pb::ServerFrame{};
-    cv_.notify_all();
+template <class Done>
+bool session::drive_until(lock& guard, Done done, clock::time_point deadline) {
+  for (;;) {
+    if (done())
+      return true;
+    if (polling_) {
+      if (clock::now() >= deadline)
+        return false;
+      ++waiting_;
+      if (deadline == forever)
+        cv_.wait(guard);
+      else
+        cv_.wait_until(guard, deadline);
+      --waiting_;
+      continue;
+    }
+    read_more();
+    polling_ = true;
+    void* tag = nullptr;
+    bool ok = false;
+    guard.unlock();
+    auto polled = queue_.AsyncNext(&tag, &ok, to_gpr(deadline));
+    guard.lock();
+    polling_ = false;
+    if (polled == grpc::CompletionQueue::GOT_EVENT)
+      handle(tag, ok);
+    if (waiting_ > 0)
+      cv_.notify_all();
+    if (polled != grpc::CompletionQueue::GOT_EVENT)
+      return done();
   }
-  auto status = stream_->Finish();
-  std::lock_guard<std::mutex> guard{mutex_};
-  status_ = std::move(status);
-  ended_ = true;
-  cv_.notify_all();
+}
+
+void session::read_more() {
+  // Reads ahead while frames are taken, or to the end once closing.
+  if (!started_ || reading_ || read_failed_)
+    return;
+  if (frames_.size() >= max_read_ahead && !writes_done_)
+    return;
+  reading_ = true;
+  stream_->Read(&incoming_, read_tag);
+}
+
+void session::finish() {
+  if (finishing_)
+    return;
+  finishing_ = true;
+  stream_->Finish(&final_status_, finish_tag);
+}
+
+void session::handle(void* tag, bool ok) {
+  if (tag == start_tag) {
+    started_ = true;
+  } else if (tag == read_tag) {
+    reading_ = false;
+    if (ok) {
+      frames_.push_back(std::move(incoming_));
+      incoming_.Clear();
+    } else {
+      read_failed_ = true;
+      finish();
+    }
+  } else if (tag == write_tag) {
+    writing_ = false;
+    ++writes_finished_;
+    write_failed_ = write_failed_ || !ok;
+  } else if (tag == writes_done_tag) {
+    writes_done_pending_ = false;
+  } else if (tag == finish_tag) {
+    status_ = final_status_;
+    ended_ = true;
+  }
+}
+
+void session::poll_now() {
+  lock guard{mutex_};
+  drive_until(
+      guard, [this] { return ended_; }, clock::now());
 }
 
 bool session::send(const pb::ClientFrame& frame) {
   // The broker would end the stream on a frame it cannot parse.
   if (auto status = check_strings(frame); !status.ok())
     throw invalid_request(std::move(status));
-  std::lock_guard<std::mutex> guard{write_mutex_};
-  if (writes_done_)
-    return false;
-  return stream_->Write(frame);
+  return send(frame, grpc::WriteOptions{});
 }
 
 bool session::send(const pb::ClientFrame& frame, grpc::WriteOptions options) {
-  std::lock_guard<std::mutex> guard{write_mutex_};
-  if (writes_done_)
+  lock guard{mutex_};
+  // One write at a time: wait for the one before (another thread's).
+  drive_until(
+      guard, [this] { return !writing_; }, forever);
+  if (writes_done_ || write_failed_ || ended_)
     return false;
-  return stream_->Write(frame, options);
+  writing_ = true;
+  auto mine = writes_finished_ + 1;          // another sender may write next
+  stream_->Write(frame, options, write_tag); // serialises `frame` now
+  drive_until(
+      guard, [this, mine] { return writes_finished_ >= mine; }, forever);
+  return !write_failed_;
 }
 
 bool session::subscribe(uint64_t subscription_id, const std::string& pattern,
@@ -131,8 +245,10 @@ bool session::publish(const std::vector<outgoing_message>& messages,
 
 std::optional<pb::ServerFrame>
 session::next(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> guard{mutex_};
-  cv_.wait_for(guard, timeout, [this] { return !frames_.empty() || ended_; });
+  lock guard{mutex_};
+  drive_until(
+      guard, [this] { return !frames_.empty() || ended_; },
+      clock::now() + timeout);
   if (frames_.empty())
     return std::nullopt;
   auto frame = std::move(frames_.front());
@@ -178,19 +294,22 @@ std::vector<pb::Delivery> session::receive(std::size_t count,
 }
 
 grpc::Status session::close(std::chrono::milliseconds timeout) {
-  {
-    std::lock_guard<std::mutex> guard{write_mutex_};
-    if (!writes_done_) {
-      writes_done_ = true;
-      stream_->WritesDone();
+  auto deadline = clock::now() + timeout;
+  lock guard{mutex_};
+  drive_until(
+      guard, [this] { return !writing_; }, deadline);
+  if (!writes_done_) {
+    writes_done_ = true;
+    if (!writing_ && !ended_) {
+      writes_done_pending_ = true;
+      stream_->WritesDone(writes_done_tag);
     }
   }
-  std::unique_lock<std::mutex> guard{mutex_};
-  if (!cv_.wait_for(guard, timeout, [this] { return ended_; })) {
-    guard.unlock();
+  if (!drive_until(
+          guard, [this] { return ended_; }, deadline)) {
     context_.TryCancel();
-    guard.lock();
-    cv_.wait(guard, [this] { return ended_; });
+    drive_until(
+        guard, [this] { return ended_; }, forever);
   }
   return status_;
 }
@@ -200,11 +319,14 @@ void session::cancel() {
 }
 
 bool session::ended() const {
+  // Looking may read what already arrived; that changes no answer.
+  const_cast<session*>(this)->poll_now();
   std::lock_guard<std::mutex> guard{mutex_};
   return ended_;
 }
 
 grpc::Status session::status() const {
+  const_cast<session*>(this)->poll_now();
   std::lock_guard<std::mutex> guard{mutex_};
   return status_;
 }

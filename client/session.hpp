@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -11,7 +12,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -22,17 +22,23 @@ namespace tb::client {
 
 struct outgoing_message;
 
-/// A Session stream: send requests from any thread; frames the broker sends
-/// are queued by a reader thread and taken with `next()` or `wait_for()`.
+/// A Session stream: send requests from any thread and take the frames the
+/// broker sends with `next()` or `wait_for()`. The session has no thread of
+/// its own: the thread that waits in one of its calls polls the stream
+/// (docs/client.md, "Threading").
 class session {
 public:
   /// The kinds of frames the broker sends.
   using frame_kind = tinybroker::v1::ServerFrame::KindCase;
 
-  /// Starts the stream on `stub` and its reader thread.
+  /// How many received frames a session holds that no `next()` took yet;
+  /// past that it reads no more, and the broker holds the rest.
+  static constexpr std::size_t max_read_ahead = 4096;
+
+  /// Starts the stream on `stub`; returns once the call is started.
   explicit session(tinybroker::v1::Broker::Stub& stub);
 
-  /// Cancels the stream if still open and joins the reader.
+  /// Cancels the stream if still open and waits for its operations.
   ~session();
 
   session(const session&) = delete;
@@ -97,34 +103,55 @@ public:
   receive(std::size_t count, std::chrono::milliseconds timeout);
 
   /// Half-closes the stream (no more requests) and waits for the broker to
-  /// end it; returns the final status.
+  /// end it; returns the final status. Frames still unread stay for
+  /// `next()`.
   grpc::Status
   close(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
   /// Cancels the stream at once, as a crashed client would.
   void cancel();
 
-  /// Returns true once the broker ended the stream.
+  /// Returns true once the broker ended the stream (it looks without
+  /// waiting).
   bool ended() const;
 
   /// Returns the final status, valid once `ended()`.
   grpc::Status status() const;
 
 private:
-  void read_loop();
+  using clock = std::chrono::steady_clock;
+  using lock = std::unique_lock<std::mutex>;
+
+  template <class Done>
+  bool drive_until(lock& guard, Done done, clock::time_point deadline);
+  void handle(void* tag, bool ok);
+  void read_more();
+  void finish();
+  void poll_now();
 
   grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReaderWriter<tinybroker::v1::ClientFrame,
-                                           tinybroker::v1::ServerFrame>>
+  grpc::CompletionQueue queue_;
+  std::unique_ptr<grpc::ClientAsyncReaderWriter<tinybroker::v1::ClientFrame,
+                                                tinybroker::v1::ServerFrame>>
       stream_;
-  std::mutex write_mutex_;
-  bool writes_done_ = false;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
-  std::deque<tinybroker::v1::ServerFrame> frames_;
+  int waiting_ = 0;
+  bool polling_ = false;
+  bool started_ = false;
+  bool reading_ = false;
+  bool read_failed_ = false;
+  bool writing_ = false;
+  uint64_t writes_finished_ = 0;
+  bool write_failed_ = false;
+  bool writes_done_ = false;
+  bool writes_done_pending_ = false;
+  bool finishing_ = false;
   bool ended_ = false;
+  tinybroker::v1::ServerFrame incoming_;
+  std::deque<tinybroker::v1::ServerFrame> frames_;
   grpc::Status status_;
-  std::thread reader_;
+  grpc::Status final_status_;
 };
 
 } // namespace tb::client

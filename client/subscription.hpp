@@ -35,6 +35,13 @@ struct subscribe_options {
   /// Fan-out: called with the number of messages the broker dropped
   /// because this subscriber was too slow.
   std::function<void(uint64_t)> on_dropped;
+  /// Runs `handler` on the stream's reader thread as each frame is read,
+  /// instead of on the callback thread: no hand-over between threads, so a
+  /// delivery reaches it sooner. The handler must not block: while it runs
+  /// the stream reads nothing else, not even a publish's confirm, so
+  /// waiting there for a confirm never ends. `on_end` and `on_dropped`
+  /// stay on the callback thread.
+  bool on_reader_thread = false;
 };
 
 /// A handle on one subscription. Thread-safe.

@@ -112,6 +112,10 @@ def main():
     parser.add_argument("--base-args", default="",
                         help="more arguments for the base broker only, e.g. "
                              "the same binary with \"--config scripts/sharing.toml\"")
+    parser.add_argument("--base-bench",
+                        help="a second load generator (client changes): "
+                             "every server is run with it too, in rows "
+                             "marked '~'")
     parser.add_argument("--perf", action="store_true",
                         help="count the server's context switches (perf stat)")
     args = parser.parse_args()
@@ -119,21 +123,25 @@ def main():
     servers["broker"] = args.broker
     if args.base:
         servers["base"] = args.base
+    # Each row: a server with one load generator; '~' marks --base-bench.
+    rows = {name: (name, args.bench) for name in servers}
+    if args.base_bench:
+        rows.update({name + "~": (name, args.base_bench) for name in servers})
     for rate in (int(x) for x in args.rates.split(",")):
         bench_args = ["--scenario", args.scenario, "--rate", str(rate),
                       "--messages", str(int(rate * args.seconds))]
         if args.scenario == "queue":
             bench_args += ["--workers", str(args.workers), "--batch", "1"]
-        runs = {name: [] for name in servers}
-        names = list(servers)
+        runs = {name: [] for name in rows}
+        names = list(rows)
         for r in range(args.rounds):
             order = names if r % 2 == 0 else names[::-1]
             for name in order:
-                extra = args.base_args.split() if name == "base" else []
-                runs[name].append(run_once(servers[name],
+                server, bench = rows[name]
+                extra = args.base_args.split() if server == "base" else []
+                runs[name].append(run_once(servers[server],
                                            args.broker_args.split() + extra,
-                                           args.bench,
-                                           bench_args, args.perf))
+                                           bench, bench_args, args.perf))
         print(f"{args.scenario} at {rate} msgs/s, medians of {args.rounds}:")
         medians = {}
         for name in names:
@@ -144,15 +152,15 @@ def main():
             print(f"  {name:7} p50 {m['p50']:7.0f} us  p99 {m['p99']:7.0f} us"
                   f"  server {m['cores']:.3f} cores  bench "
                   f"{m['bench_cores']:.3f} cores{switches}")
-        if "relay" in medians:
-            floor = medians["relay"]
-            for name in names:
-                if name == "relay":
-                    continue
-                m = medians[name]
-                print(f"  {name}/relay: p50 {m['p50'] / floor['p50']:.2f}x  "
-                      f"p99 {m['p99'] / floor['p99']:.2f}x  CPU "
-                      f"{m['cores'] / floor['cores']:.2f}x")
+        for name in names:
+            floor_name = "relay~" if name.endswith("~") else "relay"
+            floor = medians.get(floor_name)
+            if floor is None or name.startswith("relay"):
+                continue
+            m = medians[name]
+            print(f"  {name}/{floor_name}: p50 {m['p50'] / floor['p50']:.2f}x  "
+                  f"p99 {m['p99'] / floor['p99']:.2f}x  CPU "
+                  f"{m['cores'] / floor['cores']:.2f}x")
         sys.stdout.flush()
 
 

@@ -143,6 +143,8 @@ private:
   void open_stream(lock& guard);
   void on_established(stream_state& stream);
   void serve(lock& guard);
+  bool write_frames(lock& guard, std::vector<tinybroker::v1::ClientFrame>& out);
+  bool can_write_inline() const;
   void finish_stream(lock& guard);
   void shut_down(lock& guard);
   std::optional<clock::time_point> next_deadline() const;
@@ -187,6 +189,8 @@ private:
   bool closing_ = false;
   bool started_ = false;
   bool flush_requested_ = false;
+  bool writing_ = false;   // a thread writes on the stream (one at a time)
+  int writer_waiters_ = 0; // I/O thread waits for that write to end
   int failures_ = 0;
   uint64_t generation_ = 0;
   client_stats stats_;

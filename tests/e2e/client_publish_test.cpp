@@ -3,6 +3,7 @@
 
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client_fixture.hpp"
@@ -26,6 +27,57 @@ TEST_F(ClientPublishTest, EachMessageGetsItsConfirmedIdInOrder) {
     EXPECT_GT(result.id, previous);
     previous = result.id;
   }
+}
+
+TEST_F(ClientPublishTest, WithoutLingerThePublishingThreadWritesTheFrame) {
+  auto options = test_options();
+  options.linger = 0ms;
+  auto client = make_client(options);
+  for (int i = 0; i < 20; ++i) {
+    auto result = client->publish({"a.b", std::to_string(i), {}, {}}).get();
+    EXPECT_TRUE(result.ok()) << result.status.error_message();
+  }
+  // Each publish found the stream idle: no hand-over to the I/O thread.
+  EXPECT_EQ(client->stats().publish_frames, 20u);
+  EXPECT_EQ(client->stats().publish_frames_inline, 20u);
+}
+
+TEST_F(ClientPublishTest, WithALingerTimeTheIOThreadWritesTheBatches) {
+  auto client = make_client(); // linger 5 ms
+  for (int i = 0; i < 5; ++i)
+    EXPECT_TRUE(client->publish({"a.b", std::to_string(i), {}, {}}).get().ok());
+  EXPECT_EQ(client->stats().publish_frames, 5u);
+  EXPECT_EQ(client->stats().publish_frames_inline, 0u);
+}
+
+TEST_F(ClientPublishTest, ManyThreadsWithoutLingerKeepEachThreadsOrder) {
+  auto options = test_options();
+  options.linger = 0ms;
+  auto client = make_client(options);
+  auto session = subscriber(1, "order.>");
+  constexpr int threads = 4;
+  constexpr int each = 200;
+  std::vector<std::thread> publishers;
+  for (int t = 0; t < threads; ++t)
+    publishers.emplace_back([&, t] {
+      for (int i = 0; i < each; ++i)
+        client->publish(
+            {"order." + std::to_string(t), std::to_string(i), {}, {}},
+            [](const client::publish_result&) {});
+    });
+  for (auto& thread : publishers)
+    thread.join();
+  ASSERT_TRUE(client->flush(patience));
+  auto got = session->receive(threads * each, patience);
+  ASSERT_EQ(got.size(), static_cast<std::size_t>(threads * each));
+  std::vector<int> next(threads, 0);
+  for (auto& d : got) {
+    int t = std::stoi(d.topic().substr(6));
+    EXPECT_EQ(d.payload(), std::to_string(next[t])) << d.topic();
+    ++next[t];
+  }
+  // Some went inline, the rest in batches the I/O thread cut meanwhile.
+  EXPECT_GT(client->stats().publish_frames_inline, 0u);
 }
 
 TEST_F(ClientPublishTest, MessagesWithinTheLingerTimeShareOneFrame) {

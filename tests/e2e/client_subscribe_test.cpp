@@ -3,8 +3,10 @@
 
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client_fixture.hpp"
@@ -33,6 +35,49 @@ TEST_F(ClientSubscribeTest, WildcardSubscriptionsGetMatchingMessagesInOrder) {
                                         "orders.us.created"}));
   EXPECT_EQ(created.payloads(),
             (strings{"orders.eu.created", "orders.us.created"}));
+}
+
+// The thread a handler ran on, recorded once.
+struct thread_seen {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::optional<std::thread::id> id;
+
+  void record() {
+    std::lock_guard<std::mutex> guard{mutex};
+    id = std::this_thread::get_id();
+    cv.notify_all();
+  }
+
+  std::optional<std::thread::id> wait() {
+    std::unique_lock<std::mutex> guard{mutex};
+    cv.wait_for(guard, patience, [this] { return id.has_value(); });
+    return id;
+  }
+};
+
+TEST_F(ClientSubscribeTest, OnReaderThreadRunsTheHandlerWhereFramesAreRead) {
+  auto client = make_client();
+  thread_seen inline_handler, queued_handler, confirm;
+  client::subscribe_options on_reader;
+  on_reader.on_reader_thread = true;
+  auto fast = client->subscribe(
+      "hop.a", [&](client::delivery) { inline_handler.record(); }, on_reader);
+  auto usual = client->subscribe(
+      "hop.b", [&](client::delivery) { queued_handler.record(); });
+  ASSERT_TRUE(fast->wait_subscribed(patience).ok());
+  ASSERT_TRUE(usual->wait_subscribed(patience).ok());
+  // A publish's callback runs on the reader thread (docs/client.md).
+  client->publish({"hop.a", "x", {}, {}},
+                  [&](const client::publish_result&) { confirm.record(); });
+  client->publish({"hop.b", "x", {}, {}});
+  ASSERT_TRUE(client->flush(patience));
+  auto reader = confirm.wait();
+  auto fast_thread = inline_handler.wait();
+  auto usual_thread = queued_handler.wait();
+  ASSERT_TRUE(reader && fast_thread && usual_thread);
+  EXPECT_EQ(*fast_thread, *reader);
+  EXPECT_NE(*usual_thread, *reader);
 }
 
 TEST_F(ClientSubscribeTest, AfterUnsubscribeNoCallbackRunsAndOnEndSaysOk) {
