@@ -10,7 +10,8 @@ hits both alike. Prints each run and the medians, and the ratio B / A.
 
 Broker arguments for both (e.g. a config) go in --broker-args; everything
 after "--" goes to tinybroker-bench. --a-args/--b-args and
---a-bench-args/--b-bench-args add arguments for one side only, so one
+--a-bench-args/--b-bench-args add arguments for one side only (and
+--a-bench/--b-bench another load generator for one side), so one
 binary can be compared with itself under two configs, e.g. auth off and on:
 
   scripts/compare_brokers.py --a build/tinybroker --b build/tinybroker \
@@ -81,6 +82,9 @@ def main():
                             help=f"more broker arguments for {side} only")
         parser.add_argument(f"--{side}-bench-args", default="",
                             help=f"more bench arguments for {side} only")
+        parser.add_argument(f"--{side}-bench",
+                            help=f"another tinybroker-bench for {side} only "
+                                 "(to compare clients against one broker)")
     parser.add_argument("bench_args", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     bench_args = [a for a in args.bench_args if a != "--"]
@@ -92,7 +96,8 @@ def main():
             broker = args.a if which == "a" else args.b
             side_args = getattr(args, f"{which}_args").split()
             side_bench = getattr(args, f"{which}_bench_args").split()
-            value = run_once(broker, broker_args + side_args, args.bench,
+            bench = getattr(args, f"{which}_bench") or args.bench
+            value = run_once(broker, broker_args + side_args, bench,
                              bench_args + side_bench, args.metric)
             results[which].append(value)
             print(f"round {r + 1} {which}: {args.metric} = {value:,.1f}",

@@ -12,9 +12,12 @@ CPU in cores and, with --perf, the server's context switches per message
   scripts/latency_floor.py --base /tmp/old/tinybroker --rates 5000 --perf
   scripts/latency_floor.py --scenario queue --workers 4 --rates 1000
 
---scenario queue measures publish -> group member -> ack (the relay has no
-groups and is skipped then). Binaries default to build/. Use the medians,
-never one run: the machine is shared.
+--scenario queue measures publish -> group member -> ack; the relay hands
+each message to one member in turn and drops the acks (no credit, no
+redelivery), so it is that path's floor. --base-bench runs every server with
+a second load generator too (rows marked '~'), to compare client changes.
+Binaries default to build/. Use the medians, never one run: the machine is
+shared.
 """
 import argparse
 import json
@@ -119,7 +122,7 @@ def main():
     parser.add_argument("--perf", action="store_true",
                         help="count the server's context switches (perf stat)")
     args = parser.parse_args()
-    servers = {} if args.scenario == "queue" else {"relay": args.relay}
+    servers = {"relay": args.relay}
     servers["broker"] = args.broker
     if args.base:
         servers["base"] = args.base

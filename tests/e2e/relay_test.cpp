@@ -78,6 +78,18 @@ TEST_F(RelayTest, ItForwardsEveryPublishToEverySubscriberAndConfirms) {
   EXPECT_EQ(json_number(out, "publish_errors"), 0) << out;
 }
 
+TEST_F(RelayTest, ItHandsEachMessageToOneGroupMemberInTurn) {
+  // The floor of the group path: the queue scenario runs against it too.
+  auto [code, out] = run_command(
+      tool("tinybroker-bench"),
+      {"--server", address, "--scenario", "queue", "--workers", "3",
+       "--messages", "3000", "--batch", "1", "--json", "--max-seconds", "30"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(json_number(out, "received"), 3000) << out;
+  EXPECT_EQ(json_number(out, "missing"), 0) << out;
+  EXPECT_EQ(json_number(out, "redelivered"), 0) << out;
+}
+
 TEST_F(RelayTest, ABusyPortIsRefusedWithTheReason) {
   auto [code, out] =
       run_command(tool("tinybroker-relay"), {"--listen", address});

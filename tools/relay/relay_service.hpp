@@ -10,8 +10,10 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -59,7 +61,8 @@ private:
   grpc::Status final_status_;
 };
 
-/// Who takes the relayed messages: every subscription of every stream.
+/// Who takes the relayed messages: every fan-out subscription, and one
+/// member of each group in turn.
 class relay_hub {
 public:
   /// One subscription: the stream's writer and the id it asked for.
@@ -68,20 +71,34 @@ public:
     uint64_t subscription_id;
   };
 
-  /// Adds a subscription (every message goes to it; patterns are not
-  /// matched: the relay measures transport, not routing).
+  /// Adds a fan-out subscription (every message goes to it; patterns are
+  /// not matched: the relay measures transport, not routing).
   void add(subscriber sub);
+
+  /// Adds `sub` as a member of `group`: each message goes to one member,
+  /// in turn (no credit, no redelivery: acks are taken and dropped).
+  void join(const std::string& group, subscriber sub);
+
+  /// Forgets `group` and its members.
+  void drop_group(const std::string& group);
 
   /// Removes the subscriptions of `writer` (all, or only `subscription_id`).
   void remove(const stream_writer* writer, uint64_t subscription_id = 0);
 
-  /// Forwards `publish` to every subscription; returns the message ids
-  /// given, in order.
+  /// Forwards `publish` to every fan-out subscription and to one member of
+  /// each group; returns the message ids given, in order.
   std::vector<uint64_t> forward(const tinybroker::v1::Publish& publish);
 
 private:
+  // A group's members and whose turn it is.
+  struct group {
+    std::vector<subscriber> members;
+    std::size_t next = 0;
+  };
+
   std::mutex mutex_;
   std::vector<subscriber> subscribers_;
+  std::map<std::string, group> groups_;
   std::atomic<uint64_t> next_id_{1};
 };
 
@@ -119,6 +136,18 @@ public:
   grpc::ServerBidiReactor<tinybroker::v1::ClientFrame,
                           tinybroker::v1::ServerFrame>*
   Session(grpc::CallbackServerContext* context) override;
+
+  /// Answers OK: a Subscribe with a group joins it (see relay_hub::join).
+  grpc::ServerUnaryReactor*
+  CreateGroup(grpc::CallbackServerContext* context,
+              const tinybroker::v1::CreateGroupRequest* request,
+              tinybroker::v1::GroupInfo* reply) override;
+
+  /// Forgets the group and answers OK.
+  grpc::ServerUnaryReactor*
+  DeleteGroup(grpc::CallbackServerContext* context,
+              const tinybroker::v1::DeleteGroupRequest* request,
+              tinybroker::v1::DeleteGroupReply* reply) override;
 
 private:
   relay_hub hub_;
