@@ -7,10 +7,14 @@
 #include <atomic>
 #include <chrono>
 #include <dirent.h>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <thread>
 #include <vector>
+
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "client/session.hpp"
 #include "e2e_fixture.hpp"
@@ -33,6 +37,18 @@ int thread_count() {
     closedir(dir);
   }
   return count;
+}
+
+// The scheduler state of thread `tid` of this process ('S': sleeping in
+// the kernel, 'R': running), or 0 if it cannot be read.
+char thread_state(pid_t tid) {
+  std::ifstream stat{"/proc/self/task/" + std::to_string(tid) + "/stat"};
+  std::string line;
+  std::getline(stat, line);
+  auto paren = line.rfind(')');
+  return paren == std::string::npos || paren + 2 >= line.size()
+             ? 0
+             : line[paren + 2];
 }
 
 // Publishes one message to `topic` and expects `session` to receive it.
@@ -65,14 +81,17 @@ TEST_F(ClientSessionTest, SessionsStartNoThreads) {
 
 TEST_F(ClientSessionTest, ASendIsNotHeldUpByAThreadWaitingInNext) {
   auto session = conn_->open_session();
-  std::atomic<bool> waiting{false};
+  std::atomic<pid_t> reader_tid{0};
   auto reader = std::async(std::launch::async, [&] {
-    waiting = true;
+    reader_tid = static_cast<pid_t>(syscall(SYS_gettid));
     return session->next(60s);
   });
-  while (!waiting)
+  // Until the reader thread sleeps in the kernel: blocked in next().
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while ((reader_tid == 0 || thread_state(reader_tid) != 'S') &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::yield();
-  std::this_thread::sleep_for(50ms); // lets the reader block in next()
+  ASSERT_EQ(thread_state(reader_tid), 'S') << "the reader never blocked";
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(session->subscribe(7, "held.up", "", 1));
   auto took = std::chrono::steady_clock::now() - start;
