@@ -39,11 +39,12 @@ CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
 CAF_ADD_ATOM(tinybroker, tb, attach_atom, "attach")
 /// Session -> router -> topic shard: a session no longer caches a route.
 CAF_ADD_ATOM(tinybroker, tb, detach_atom, "detach")
-/// Session -> router: add a fan-out subscription.
+/// Session -> router: add fan-out subscriptions (one Subscribe frame's, or a
+/// SubscribeBatch's).
 CAF_ADD_ATOM(tinybroker, tb, sub_atom, "sub")
 /// Session -> router: remove a fan-out subscription.
 CAF_ADD_ATOM(tinybroker, tb, unsub_atom, "unsub")
-/// Router -> topic shard: route the topics a pattern matches to one more
+/// Router -> topic shard: route the topics each pattern matches to one more
 /// subscription.
 CAF_ADD_ATOM(tinybroker, tb, add_dest_atom, "add_dest")
 /// Router -> topic shard: stop routing to a subscription.
@@ -203,6 +204,24 @@ typename Inspector::result_type inspect(Inspector& f, fanout_target& x) {
   return f(caf::meta::type_name("fanout_target"), x.session, x.subscription_id);
 }
 
+/// One fan-out subscription to add: its pattern and where its messages go.
+struct fanout_subscription {
+  /// The pattern, validated by the session.
+  std::string pattern;
+  /// The subscriber's session and subscription id.
+  fanout_target target;
+};
+
+/// @relates fanout_subscription
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, fanout_subscription& x) {
+  return f(caf::meta::type_name("fanout_subscription"), x.pattern, x.target);
+}
+
+/// Fan-out subscriptions added together: a router or shard handles them in
+/// one message, so a batch of N costs one hop, not N.
+using fanout_subscriptions = std::vector<fanout_subscription>;
+
 /// The fan-out subscriptions of a route, in chunks shared between versions.
 using fanout_list = shared_chunks<fanout_target>;
 
@@ -273,8 +292,7 @@ using topic_shard_actor = caf::typed_actor<
     caf::replies_to<attach_atom, std::vector<topic_seed>,
                     session_actor>::with<route_list>,
     caf::reacts_to<detach_atom, std::string, session_actor>,
-    caf::replies_to<add_dest_atom, std::string,
-                    fanout_target>::with<caf::ok_atom>,
+    caf::replies_to<add_dest_atom, fanout_subscriptions>::with<caf::ok_atom>,
     caf::reacts_to<del_dest_atom, std::string, fanout_target>,
     caf::replies_to<add_group_atom, std::string,
                     group_actor>::with<caf::ok_atom>,
@@ -314,8 +332,7 @@ using router_actor = caf::typed_actor<
     caf::replies_to<resolve_atom, std::vector<std::string>,
                     session_actor>::with<route_list>,
     caf::reacts_to<detach_atom, std::string, session_actor>,
-    caf::replies_to<sub_atom, std::string, uint64_t,
-                    session_actor>::with<caf::ok_atom>,
+    caf::replies_to<sub_atom, fanout_subscriptions>::with<caf::ok_atom>,
     caf::reacts_to<unsub_atom, uint64_t, session_actor>,
     caf::replies_to<join_atom, std::string, std::string, session_actor,
                     member_spec>::with<group_actor>,
@@ -341,6 +358,8 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::topic_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::router_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::session_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_target))
+CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_subscription))
+CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_subscriptions))
 CAF_ADD_TYPE_ID(tinybroker, (tb::route))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_settings))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery))

@@ -38,7 +38,7 @@ caf::result<route_list> resolve(router_pointer self,
   std::vector<std::vector<topic_seed>> seeds(st.shards.size());
   std::vector<std::vector<std::size_t>> positions(st.shards.size());
   for (std::size_t i = 0; i < topics.size(); ++i) {
-    auto shard = std::hash<std::string_view>{}(topics[i]) % st.shards.size();
+    auto shard = shard_index(st, topics[i]);
     seeds[shard].push_back(seed_for(st, std::move(topics[i])));
     positions[shard].push_back(i);
   }
@@ -73,24 +73,48 @@ caf::result<route_list> resolve(router_pointer self,
   return promise;
 }
 
-// Adds a subscription and answers once every matching topic confirmed.
-caf::result<caf::ok_atom> subscribe(router_pointer self, std::string pattern,
-                                    uint64_t subscription_id,
-                                    session_actor session) {
+// Adds fan-out subscriptions and answers once every matching topic of each
+// confirmed: one request per shard for the whole batch.
+caf::result<caf::ok_atom> subscribe(router_pointer self,
+                                    fanout_subscriptions subscriptions) {
   auto& st = self->state;
-  auto& keys = st.keys_by_session[session.address()];
-  if (keys.empty())
-    self->monitor(session);
-  if (keys.count(subscription_id) != 0)
-    return caf::ok_atom_v; // already in place: idempotent
-  auto key = st.next_key++;
-  keys.emplace(subscription_id, key);
-  st.patterns.insert(pattern, key);
-  fanout_target target{session, subscription_id};
-  st.subscriptions.emplace(key, router_subscription{pattern, target, {}});
+  std::vector<fanout_subscriptions> per_shard(st.shards.size());
+  for (auto& sub : subscriptions) {
+    auto& keys = st.keys_by_session[sub.target.session.address()];
+    if (keys.empty())
+      self->monitor(sub.target.session);
+    auto subscription_id = sub.target.subscription_id;
+    if (keys.count(subscription_id) != 0)
+      continue; // already in place: idempotent
+    auto key = st.next_key++;
+    keys.emplace(subscription_id, key);
+    st.patterns.insert(sub.pattern, key);
+    st.subscriptions.emplace(key,
+                             router_subscription{sub.pattern, sub.target, {}});
+    if (is_literal_pattern(sub.pattern)) {
+      per_shard[shard_index(st, sub.pattern)].push_back(std::move(sub));
+      continue;
+    }
+    for (auto& batch : per_shard)
+      batch.push_back(sub);
+  }
+  std::size_t asked = 0;
+  for (auto& batch : per_shard)
+    asked += batch.empty() ? 0 : 1;
+  if (asked == 0)
+    return caf::ok_atom_v;
   auto promise = self->make_response_promise<caf::ok_atom>();
-  request_shards(self, pattern, add_dest_atom_v, target,
-                 [promise]() mutable { promise.deliver(caf::ok_atom_v); });
+  auto remaining = std::make_shared<std::size_t>(asked);
+  auto count_down = [promise, remaining]() mutable {
+    if (--*remaining == 0)
+      promise.deliver(caf::ok_atom_v);
+  };
+  for (std::size_t k = 0; k < per_shard.size(); ++k)
+    if (!per_shard[k].empty())
+      self->request(st.shards[k], caf::infinite, add_dest_atom_v,
+                    std::move(per_shard[k]))
+          .then([count_down](caf::ok_atom) mutable { count_down(); },
+                [count_down](caf::error&) mutable { count_down(); });
   return promise;
 }
 
@@ -138,9 +162,13 @@ void forget_session(router_state& st, const caf::actor_addr& session) {
 
 } // namespace
 
+std::size_t shard_index(const router_state& st, std::string_view topic) {
+  return std::hash<std::string_view>{}(topic) % st.shards.size();
+}
+
 const topic_shard_actor& shard_of(const router_state& st,
                                   std::string_view topic) {
-  return st.shards[std::hash<std::string_view>{}(topic) % st.shards.size()];
+  return st.shards[shard_index(st, topic)];
 }
 
 std::vector<topic_shard_actor> shards_for(const router_state& st,
@@ -202,10 +230,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         auto& shard = shard_of(self->state, name);
         self->send(shard, detach_atom_v, std::move(name), std::move(session));
       },
-      [self](sub_atom, std::string pattern, uint64_t subscription_id,
-             session_actor session) -> caf::result<caf::ok_atom> {
-        return subscribe(self, std::move(pattern), subscription_id,
-                         std::move(session));
+      [self](sub_atom,
+             fanout_subscriptions& subscriptions) -> caf::result<caf::ok_atom> {
+        return subscribe(self, std::move(subscriptions));
       },
       [self](unsub_atom, uint64_t subscription_id, session_actor session) {
         unsubscribe(self, session.address(), subscription_id);

@@ -121,6 +121,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
 
 // -- internals shared by the router's source files ----------------------------
 
+/// Returns the index in `st.shards` of the shard that holds `topic`.
+std::size_t shard_index(const router_state& st, std::string_view topic);
+
 /// Returns the shard that holds `topic`.
 const topic_shard_actor& shard_of(const router_state& st,
                                   std::string_view topic);

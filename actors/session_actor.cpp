@@ -70,6 +70,9 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
   case pb::ClientFrame::kSubscribe:
     subscribe(self, request_id, frame->subscribe());
     break;
+  case pb::ClientFrame::kSubscribeBatch:
+    subscribe_batch(self, request_id, frame->subscribe_batch());
+    break;
   case pb::ClientFrame::kUnsubscribe:
     unsubscribe(self, request_id, frame->unsubscribe());
     break;

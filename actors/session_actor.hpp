@@ -38,6 +38,7 @@ class ClientFrame;
 class Message;
 class ServerFrame;
 class Subscribe;
+class SubscribeBatch;
 class Unsubscribe;
 } // namespace tinybroker::v1
 
@@ -188,10 +189,40 @@ void release_frame(session_pointer self);
 /// Returns the number of subscriptions, fan-out and group.
 size_t subscription_count(const session_state& st);
 
+/// The answer owed to one Subscribe or SubscribeBatch frame: a Subscribe is
+/// answered with Subscribed, a batch with one SubscribedBatch once every
+/// entry is in place or refused.
+struct subscribe_answer {
+  /// The frame's request id.
+  uint64_t request_id = 0;
+  /// True for a SubscribeBatch frame.
+  bool batch = false;
+  /// Entries still waiting for the router or their group.
+  std::size_t pending = 0;
+  /// A batch's entries in place so far.
+  std::vector<uint64_t> ids;
+};
+
+/// Shared by the entries of one frame while they wait for their answers.
+using subscribe_answer_ptr = std::shared_ptr<subscribe_answer>;
+
 /// Answers a Subscribe frame: checks it, then subscribes (fan-out) or joins
 /// its group.
 void subscribe(session_pointer self, uint64_t request_id,
                const tinybroker::v1::Subscribe& req);
+
+/// Answers a SubscribeBatch frame: each entry as `subscribe` would, the
+/// fan-out ones in one request to the router.
+void subscribe_batch(session_pointer self, uint64_t request_id,
+                     const tinybroker::v1::SubscribeBatch& req);
+
+/// Says subscription `id` of `answer`'s frame is in place.
+void confirm_subscription(session_pointer self, subscribe_answer& answer,
+                          uint64_t id);
+
+/// Marks one pending entry of `answer` done; the last one of a batch queues
+/// the SubscribedBatch frame.
+void settle_subscription(session_pointer self, subscribe_answer& answer);
 
 /// Answers an Unsubscribe frame.
 void unsubscribe(session_pointer self, uint64_t request_id,
@@ -201,8 +232,9 @@ void unsubscribe(session_pointer self, uint64_t request_id,
 /// no longer allow, with an Unsubscribed frame that says why.
 void change_grant(session_pointer self, access_grant grant);
 
-/// Joins a consumer group for a Subscribe frame (already validated).
-void join_group(session_pointer self, uint64_t request_id,
+/// Joins a consumer group for a Subscribe entry (already validated),
+/// answering through `answer`.
+void join_group(session_pointer self, const subscribe_answer_ptr& answer,
                 const tinybroker::v1::Subscribe& req);
 
 /// Leaves the group of `subscription_id`; false if it is no membership. The

@@ -61,10 +61,11 @@ size_t subscription_count(const session_state& st) {
   return st.deliveries.subscriptions() + st.memberships.size();
 }
 
-void join_group(session_pointer self, uint64_t request_id,
+void join_group(session_pointer self, const subscribe_answer_ptr& answer,
                 const pb::Subscribe& req) {
   auto& st = self->state;
   auto id = req.subscription_id();
+  auto request_id = answer->request_id;
   auto err = validate_group_name(req.group());
   if (!err)
     err = validate_tags(req.tags());
@@ -95,32 +96,35 @@ void join_group(session_pointer self, uint64_t request_id,
       member_spec{id, granted, {req.tags().begin(), req.tags().end()}, st.peer};
   st.memberships.emplace(id, membership{req.group(), {}, granted, {}});
   ++st.stats.subscriptions;
+  ++answer->pending;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
                 req.pattern(), self_handle(self), std::move(spec))
       .then(
-          [self, id, request_id](group_actor group) {
+          [self, id, answer](group_actor group) {
             auto& st = self->state;
             auto i = st.memberships.find(id);
             if (i == st.memberships.end()) {
               // Unsubscribed while joining: leave at once.
               self->send(group, leave_atom_v, self_handle(self), id);
+              settle_subscription(self, *answer);
+              flush(self);
               return;
             }
             i->second.handle = group;
-            auto frame = std::make_unique<pb::ServerFrame>();
-            frame->mutable_subscribed()->set_subscription_id(id);
-            frame->mutable_subscribed()->set_request_id(request_id);
-            st.control.push_back(std::move(frame));
+            confirm_subscription(self, *answer, id);
             for (auto& item : i->second.early)
               st.group_outbox.push_back(std::move(item));
             i->second.early.clear();
+            settle_subscription(self, *answer);
             flush(self);
           },
-          [self, id, request_id](caf::error& err) {
+          [self, id, answer](caf::error& err) {
             auto& st = self->state;
             if (st.memberships.erase(id) > 0)
               --st.stats.subscriptions;
-            queue_error(self, request_id, "subscribe", id, to_error_info(err));
+            queue_error(self, answer->request_id, "subscribe", id,
+                        to_error_info(err));
+            settle_subscription(self, *answer);
             flush(self);
           });
 }

@@ -114,9 +114,8 @@ topic_shard_impl(topic_shard_pointer self,
         release_use(self, addr, topic);
         update_idleness(self, topic);
       },
-      [self](add_dest_atom, const std::string& pattern,
-             const fanout_target& target) {
-        return shard_add_target(self, pattern, target);
+      [self](add_dest_atom, const fanout_subscriptions& subscriptions) {
+        return shard_add_targets(self, subscriptions);
       },
       [self](del_dest_atom, const std::string& pattern,
              const fanout_target& target) {

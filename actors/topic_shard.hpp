@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -164,6 +165,12 @@ struct route_pushes {
   std::vector<std::pair<session_actor, route_list>> batches;
   /// The index of each session's batch.
   std::unordered_map<caf::actor_addr, std::size_t> index;
+  /// True when a topic may change more than once before the push (a
+  /// SubscribeBatch of many subscriptions to one topic): its newest route
+  /// then replaces the older one in each batch instead of adding a version.
+  bool replace_older = false;
+  /// With `replace_older`: where each (batch, topic) route sits.
+  std::map<std::pair<std::size_t, const shard_topic*>, std::size_t> slots;
 };
 
 /// Installs `next` as the route of `topic` and stages it for every cacher.
@@ -182,11 +189,12 @@ void update_idleness(topic_shard_pointer self, shard_topic& topic);
 /// Expires the idle topics whose time has come (at most `expiry_batch`).
 void expire_topics(topic_shard_pointer self);
 
-/// Adds `target` to every topic `pattern` matches; answers once every
-/// cacher of a changed route has it.
-caf::result<caf::ok_atom> shard_add_target(topic_shard_pointer self,
-                                           const std::string& pattern,
-                                           const fanout_target& target);
+/// Adds each subscription's target to every topic its pattern matches;
+/// answers once every cacher of a changed route has it (one push per
+/// cacher for the whole batch).
+caf::result<caf::ok_atom>
+shard_add_targets(topic_shard_pointer self,
+                  const fanout_subscriptions& subscriptions);
 
 /// Removes `target` from every topic `pattern` matches.
 void shard_remove_target(topic_shard_pointer self, const std::string& pattern,

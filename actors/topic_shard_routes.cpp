@@ -83,7 +83,17 @@ void install_route(shard_topic& topic, std::shared_ptr<route> next,
         pushes.index.emplace(cacher.address(), pushes.batches.size());
     if (added)
       pushes.batches.emplace_back(cacher, route_list{});
-    pushes.batches[at->second].second.push_back(topic.current);
+    auto& routes = pushes.batches[at->second].second;
+    if (!pushes.replace_older) {
+      routes.push_back(topic.current);
+      continue;
+    }
+    auto [slot, fresh] =
+        pushes.slots.emplace(std::pair{at->second, &topic}, routes.size());
+    if (fresh)
+      routes.push_back(topic.current);
+    else
+      routes[slot->second] = topic.current;
   }
 }
 
@@ -96,6 +106,7 @@ std::size_t send_pushes(topic_shard_pointer self, route_pushes& pushes,
   auto sent = pushes.batches.size();
   pushes.batches.clear();
   pushes.index.clear();
+  pushes.slots.clear();
   return sent;
 }
 
@@ -148,32 +159,37 @@ void expire_topics(topic_shard_pointer self) {
 
 // -- subscriptions and groups -------------------------------------------------
 
-caf::result<caf::ok_atom> shard_add_target(topic_shard_pointer self,
-                                           const std::string& pattern,
-                                           const fanout_target& target) {
+caf::result<caf::ok_atom>
+shard_add_targets(topic_shard_pointer self,
+                  const fanout_subscriptions& subscriptions) {
   auto& st = self->state;
-  auto matched = matching_topics(st, pattern);
-  if (matched.empty())
-    return caf::ok_atom_v;
-  auto [entry, added] = st.sessions.try_emplace(target.session.address());
-  if (added) {
-    entry->second.handle = target.session;
-    self->monitor(target.session);
+  route_pushes pushes;
+  pushes.replace_older = subscriptions.size() > 1;
+  for (auto& [pattern, target] : subscriptions) {
+    auto matched = matching_topics(st, pattern);
+    if (matched.empty())
+      continue;
+    auto [entry, added] = st.sessions.try_emplace(target.session.address());
+    if (added) {
+      entry->second.handle = target.session;
+      self->monitor(target.session);
+    }
+    for (auto* topic : matched) {
+      ++entry->second.uses[topic].subscriptions;
+      auto next = next_version(topic->current);
+      next->fanout = next->fanout.with(target);
+      install_route(*topic, std::move(next), pushes);
+      update_idleness(self, *topic);
+    }
   }
+  if (pushes.batches.empty())
+    return caf::ok_atom_v;
   auto promise = self->make_response_promise<caf::ok_atom>();
   auto remaining = std::make_shared<std::size_t>(1); // held until all asked
   std::function<void()> count_down = [promise, remaining]() mutable {
     if (--*remaining == 0)
       promise.deliver(caf::ok_atom_v);
   };
-  route_pushes pushes;
-  for (auto* topic : matched) {
-    ++entry->second.uses[topic].subscriptions;
-    auto next = next_version(topic->current);
-    next->fanout = next->fanout.with(target);
-    install_route(*topic, std::move(next), pushes);
-    update_idleness(self, *topic);
-  }
   *remaining += send_pushes(self, pushes, count_down);
   count_down();
   return promise;

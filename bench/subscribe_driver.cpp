@@ -15,10 +15,12 @@
 //
 //   subscribe_driver --server 127.0.0.1:7400 --broker-pid PID
 //       --scenario literal --count 100000 [--window 1000] [--topics 100000]
-//       [--batch 1]
+//       [--batch 1] [--per-frame 0]
 //
 // --batch B sends B subscribe frames per socket write (gRPC's buffer hint),
 // as a client that batches its requests would (NATS clients do).
+// --per-frame N puts N subscriptions in each frame (a SubscribeBatch; 0, the
+// default, sends one Subscribe frame per subscription).
 //
 // The broker needs limits.max_subscriptions_per_session >= --count. Prints
 // one human line per fifth, then a JSON line.
@@ -53,6 +55,7 @@ struct options {
   size_t window = 1000;
   size_t topics = 100000;
   size_t batch = 1;
+  size_t per_frame = 0;
 };
 
 // Returns the user + system CPU seconds of process `pid` so far.
@@ -116,31 +119,44 @@ void subscribe_all(tb::client::session& s, const options& opt, uint64_t first,
   size_t sent = 0;
   size_t done = 0;
   size_t next_mark = n / 5;
+  auto per_frame = std::max<size_t>(opt.per_frame, 1);
   while (done < n) {
     while (sent < n && sent - done < window) {
       pb::ClientFrame frame;
       frame.set_request_id(first + sent);
-      frame.mutable_subscribe()->set_subscription_id(first + sent);
-      frame.mutable_subscribe()->set_pattern(pattern_of(sent));
+      auto take = std::min(n - sent, opt.per_frame == 0 ? 1 : per_frame);
+      for (size_t k = 0; k < take; ++k) {
+        auto* sub = opt.per_frame == 0
+                        ? frame.mutable_subscribe()
+                        : frame.mutable_subscribe_batch()->add_subscriptions();
+        sub->set_subscription_id(first + sent + k);
+        sub->set_pattern(pattern_of(sent + k));
+      }
       // Every --batch frames (and the last of a burst) go out on the wire;
       // the ones before wait in gRPC's buffer.
       grpc::WriteOptions options;
-      auto last = sent + 1 == n || sent + 1 - done == window;
-      if (!last && (sent + 1) % opt.batch != 0)
+      auto frame_no = sent / per_frame + 1;
+      auto last = sent + take == n || sent + take - done >= window;
+      if (!last && frame_no % opt.batch != 0)
         options.set_buffer_hint();
       require(s.send(frame, options), "subscribe send failed");
-      ++sent;
+      sent += take;
     }
     auto f = s.next(120s);
     require(f.has_value(), "no answer to a subscribe");
     if (f->has_error())
       require(false, "subscribe refused: " + f->error().error().message());
-    if (!f->has_subscribed())
+    if (f->has_subscribed())
+      ++done;
+    else if (f->has_subscribed_batch())
+      done +=
+          static_cast<size_t>(f->subscribed_batch().subscription_ids_size());
+    else
       continue;
-    ++done;
-    if (done == next_mark || done == n) {
+    if (done >= next_mark || done == n) {
       marks.push_back({done, clock_type::now(), cpu_seconds(opt.broker_pid)});
-      next_mark += n / 5;
+      while (next_mark <= done)
+        next_mark += n / 5;
     }
   }
 }
@@ -192,6 +208,8 @@ options parse(int argc, char** argv) {
       opt.topics = std::stoul(value);
     else if (key == "--batch")
       opt.batch = std::max<size_t>(std::stoul(value), 1);
+    else if (key == "--per-frame")
+      opt.per_frame = std::stoul(value);
     else
       require(false, "unknown option " + key);
   }

@@ -132,17 +132,35 @@ grpc::Status check_strings(const pb::Message& msg, std::string_view field) {
   return check_wire_message(msg, [field] { return field; });
 }
 
-grpc::Status check_strings(const pb::ClientFrame& frame) {
-  if (frame.has_subscribe()) {
-    auto& sub = frame.subscribe();
-    if (auto status = check_utf8("subscribe.pattern", sub.pattern());
+namespace {
+
+// Checks the strings of one Subscribe; `prefix` names it ("subscribe" or
+// "subscribe_batch.subscriptions[i]").
+grpc::Status check_subscribe(const pb::Subscribe& sub,
+                             const std::string& prefix) {
+  if (auto status = check_utf8(prefix + ".pattern", sub.pattern());
+      !status.ok())
+    return status;
+  if (auto status = check_utf8(prefix + ".group", sub.group()); !status.ok())
+    return status;
+  for (int i = 0; i < sub.tags_size(); ++i)
+    if (auto status =
+            check(sub.tags(i), [&] { return indexed(prefix + ".tags", i); });
         !status.ok())
       return status;
-    if (auto status = check_utf8("subscribe.group", sub.group()); !status.ok())
-      return status;
-    for (int i = 0; i < sub.tags_size(); ++i)
-      if (auto status =
-              check(sub.tags(i), [i] { return indexed("subscribe.tags", i); });
+  return grpc::Status::OK;
+}
+
+} // namespace
+
+grpc::Status check_strings(const pb::ClientFrame& frame) {
+  if (frame.has_subscribe())
+    return check_subscribe(frame.subscribe(), "subscribe");
+  if (frame.has_subscribe_batch()) {
+    auto& subs = frame.subscribe_batch().subscriptions();
+    for (int i = 0; i < subs.size(); ++i)
+      if (auto status = check_subscribe(
+              subs[i], indexed("subscribe_batch.subscriptions", i));
           !status.ok())
         return status;
   } else if (frame.has_publish()) {

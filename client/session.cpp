@@ -178,6 +178,21 @@ bool session::subscribe(uint64_t subscription_id, const std::string& pattern,
   return send(frame);
 }
 
+bool session::subscribe_batch(
+    const std::vector<subscription_request>& subscriptions,
+    uint64_t request_id) {
+  pb::ClientFrame frame;
+  frame.set_request_id(request_id);
+  auto* batch = frame.mutable_subscribe_batch();
+  for (auto& request : subscriptions) {
+    auto* sub = batch->add_subscriptions();
+    sub->set_subscription_id(request.subscription_id);
+    sub->set_pattern(request.pattern);
+    sub->set_group(request.group);
+  }
+  return send(frame);
+}
+
 bool session::join(uint64_t subscription_id, const std::string& group,
                    const std::string& pattern, uint32_t max_in_flight,
                    uint64_t request_id, const std::vector<std::string>& tags) {

@@ -22,6 +22,16 @@ namespace tb::client {
 
 struct outgoing_message;
 
+/// One subscription of a `session::subscribe_batch` call.
+struct subscription_request {
+  /// The client-chosen id, unique among the stream's live subscriptions.
+  uint64_t subscription_id = 0;
+  /// The topic pattern.
+  std::string pattern;
+  /// The consumer group to join; empty for a fan-out subscription.
+  std::string group = {};
+};
+
 /// A Session stream: send requests from any thread and take the frames the
 /// broker sends with `next()` or `wait_for()`. The session has no thread of
 /// its own: the thread that waits in one of its calls polls the stream
@@ -59,6 +69,13 @@ public:
   /// empty).
   bool subscribe(uint64_t subscription_id, const std::string& pattern,
                  const std::string& group = "", uint64_t request_id = 0);
+
+  /// Makes `subscriptions` with one SubscribeBatch frame (at most the
+  /// broker's limits.max_subscribe_batch, 4,096 by default): the broker
+  /// answers with an ErrorFrame per refused entry, then one SubscribedBatch
+  /// listing the ids in place.
+  bool subscribe_batch(const std::vector<subscription_request>& subscriptions,
+                       uint64_t request_id = 0);
 
   /// Joins consumer group `group` on `pattern` as subscription
   /// `subscription_id`, holding at most `max_in_flight` unacked deliveries

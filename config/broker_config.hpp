@@ -93,6 +93,8 @@ struct limits_config {
   std::size_t max_topic_tokens = 32;
   /// The most messages in one publish frame or `Publish` call.
   std::size_t max_publish_batch = 4096;
+  /// The most subscriptions in one SubscribeBatch frame.
+  std::size_t max_subscribe_batch = 4096;
   /// The messages one fan-out subscription buffers before it loses the oldest.
   std::size_t subscription_buffer = 65536;
   /// The most subscriptions (fan-out and group) one session may hold.
@@ -119,17 +121,17 @@ struct limits_config {
 /// Returns true if `x` and `y` hold the same limits.
 inline bool operator==(const limits_config& x, const limits_config& y) {
   return std::tie(x.max_message_bytes, x.max_topic_bytes, x.max_topic_tokens,
-                  x.max_publish_batch, x.subscription_buffer,
-                  x.max_subscriptions_per_session, x.max_session_buffered_bytes,
-                  x.max_in_flight_per_session, x.max_frame_messages,
-                  x.max_sessions, x.max_groups, x.max_topics,
-                  x.max_routes_per_session) ==
+                  x.max_publish_batch, x.max_subscribe_batch,
+                  x.subscription_buffer, x.max_subscriptions_per_session,
+                  x.max_session_buffered_bytes, x.max_in_flight_per_session,
+                  x.max_frame_messages, x.max_sessions, x.max_groups,
+                  x.max_topics, x.max_routes_per_session) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
-                  y.max_publish_batch, y.subscription_buffer,
-                  y.max_subscriptions_per_session, y.max_session_buffered_bytes,
-                  y.max_in_flight_per_session, y.max_frame_messages,
-                  y.max_sessions, y.max_groups, y.max_topics,
-                  y.max_routes_per_session);
+                  y.max_publish_batch, y.max_subscribe_batch,
+                  y.subscription_buffer, y.max_subscriptions_per_session,
+                  y.max_session_buffered_bytes, y.max_in_flight_per_session,
+                  y.max_frame_messages, y.max_sessions, y.max_groups,
+                  y.max_topics, y.max_routes_per_session);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

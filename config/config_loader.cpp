@@ -74,6 +74,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"max_topic_bytes", r.size(lim.max_topic_bytes)},
        {"max_topic_tokens", r.count(lim.max_topic_tokens, 1)},
        {"max_publish_batch", r.count(lim.max_publish_batch, 1)},
+       {"max_subscribe_batch", r.count(lim.max_subscribe_batch, 1)},
        {"subscription_buffer", r.count(lim.subscription_buffer, 1)},
        {"max_subscriptions_per_session",
         r.count(lim.max_subscriptions_per_session, 1)},
@@ -375,10 +376,10 @@ std::string describe(const broker_config& cfg) {
   os << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
      << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
      << " tokens per topic, " << l.max_publish_batch << "/publish, "
-     << l.subscription_buffer << "/subscription buffer, "
-     << l.max_frame_messages << "/frame; per session "
-     << l.max_subscriptions_per_session << " subscriptions, "
-     << l.max_in_flight_per_session << " in flight, "
+     << l.max_subscribe_batch << "/subscribe batch, " << l.subscription_buffer
+     << "/subscription buffer, " << l.max_frame_messages
+     << "/frame; per session " << l.max_subscriptions_per_session
+     << " subscriptions, " << l.max_in_flight_per_session << " in flight, "
      << format_scaled(l.max_session_buffered_bytes, size_units)
      << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
      << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session

@@ -49,7 +49,7 @@ def run_once(broker, config, driver, driver_args, perf_file):
             sys.exit(f"subscribe_cost: {broker} did not listen")
         if perf_file:
             perf = subprocess.Popen(
-                ["perf", "record", "-F", "499", "--call-graph", "dwarf,16384",
+                ["perf", "record", "-F", os.environ.get("PERF_FREQ", "499"), "--call-graph", "dwarf,16384",
                  "-o", perf_file, "-p", str(proc.pid)],
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(1)

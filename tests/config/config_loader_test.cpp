@@ -71,6 +71,7 @@ max_message_bytes = "2MiB"
 max_topic_bytes = 100
 max_topic_tokens = 8
 max_publish_batch = 10
+max_subscribe_batch = 20
 subscription_buffer = 11
 max_subscriptions_per_session = 12
 max_session_buffered_bytes = "1GiB"
@@ -114,7 +115,8 @@ policy = "round_robin"
   want.topic_idle_timeout = 2min;
   want.worker_threads = 3;
   want.scheduler = "stealing";
-  want.limits = {2u << 20, 100, 8, 10, 11, 12, 1u << 30, 13, 14, 17, 18, 19};
+  want.limits = {2u << 20, 100, 8,  10, 20, 11, 12,
+                 1u << 30, 13,  14, 17, 18, 19};
   want.health_service = false;
   want.reflection = false;
   want.metrics = {"127.0.0.1:9100", true};
@@ -165,6 +167,8 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
       {"limits = 5", "t.toml:1:", "limits: got 5", "expected a table"},
       {"[limits]\nmax_publish_batch = 0", "t.toml:2:",
        "limits.max_publish_batch: got 0", "expected an integer from 1"},
+      {"[limits]\nmax_subscribe_batch = 0", "t.toml:2:",
+       "limits.max_subscribe_batch: got 0", "expected an integer from 1"},
       {"[limits]\nmax_message_bytes = \"1MB\"", "t.toml:2:",
        "limits.max_message_bytes: got \"1MB\"", "expected a size > 0"},
       {"[limits]\nmax_message_bytes = 99999999999999999999",

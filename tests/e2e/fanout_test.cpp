@@ -1,5 +1,6 @@
 // End to end: fan-out subscriptions against a real broker (spec 2, 3, 4, 5).
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -122,6 +123,38 @@ TEST_F(FanoutTest, UnsubscribeStopsDeliveries) {
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].topic(), "marker");
   EXPECT_TRUE(session->receive(1, quiet_period).empty());
+}
+
+TEST_F(FanoutTest, ASubscribeBatchIsAnsweredOnceWithTheIdsInPlace) {
+  auto session = conn_->open_session();
+  ASSERT_TRUE(session->subscribe_batch({{1, "batch.a"},
+                                        {2, "batch..bad"},
+                                        {3, "batch.*"},
+                                        {4, "jobs.>", "batch-workers"}},
+                                       41));
+  std::vector<pb::ServerFrame> before;
+  auto answer =
+      session->wait_for(pb::ServerFrame::kSubscribedBatch, patience, &before);
+  ASSERT_TRUE(answer.has_value());
+  EXPECT_EQ(answer->subscribed_batch().request_id(), 41u);
+  std::vector<uint64_t> ids{
+      answer->subscribed_batch().subscription_ids().begin(),
+      answer->subscribed_batch().subscription_ids().end()};
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 3, 4}));
+  ASSERT_EQ(before.size(), 1u); // the refused entry's error, first
+  ASSERT_TRUE(before[0].has_error());
+  EXPECT_EQ(before[0].error().request_id(), 41u);
+  EXPECT_EQ(before[0].error().subscription_id(), 2u);
+  EXPECT_EQ(before[0].error().error().code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
+  publish({"batch.a", "jobs.x"});
+  auto got = session->receive(3, patience);
+  std::vector<uint64_t> delivered;
+  for (auto& d : got)
+    delivered.push_back(d.subscription_id());
+  std::sort(delivered.begin(), delivered.end());
+  EXPECT_EQ(delivered, (std::vector<uint64_t>{1, 3, 4}));
 }
 
 TEST_F(FanoutTest, AKilledClientDoesNotDisturbTheOthers) {

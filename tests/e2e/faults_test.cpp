@@ -95,26 +95,31 @@ protected:
   // Runs one dying worker (`die_args`) beside a
   // healthy one, waits for the death and the drain, and checks the logs.
   void run_with_dying_worker(std::vector<std::string> die_args,
-                             bool expect_logged_redelivery) {
+                             bool expect_logged_redelivery,
+                             bool expect_redelivery = true) {
     auto& healthy = start_worker({"--max-in-flight", "16", "--work-us", "500"});
     auto& dying = start_worker(std::move(die_args));
     publish();
     EXPECT_EQ(dying.wait_exit(patience), killed) << dying.output();
-    expect_drained_and_complete(healthy, expect_logged_redelivery);
+    expect_drained_and_complete(healthy, expect_logged_redelivery,
+                                expect_redelivery);
   }
 
   // Waits until the group acked every message and holds nothing, stops
   // `healthy`, and checks every message was acked once, with redeliveries
   // only as attempts above 1.
   void expect_drained_and_complete(child_process& healthy,
-                                   bool expect_logged_redelivery) {
+                                   bool expect_logged_redelivery,
+                                   bool expect_redelivery = true) {
     EXPECT_TRUE(eventually([&] {
       auto c = group_info("faults").counters();
       return c.acked() == message_count && c.pending() == 0 &&
              c.in_flight() == 0;
     })) << group_info("faults").DebugString();
     auto counters = group_info("faults").counters();
-    EXPECT_GT(counters.redelivered(), 0u) << "the killed worker held nothing";
+    if (expect_redelivery) {
+      EXPECT_GT(counters.redelivered(), 0u) << "the killed worker held nothing";
+    }
     EXPECT_EQ(healthy.stop(SIGTERM), 0) << healthy.output();
     for (auto& log : logs_)
       ASSERT_TRUE(ledger_.read_worker_log(log)) << log;
@@ -149,9 +154,11 @@ TEST_F(FaultsTest, WorkerKilledMidBatchHasTheUnansweredHalfRedelivered) {
 TEST_F(FaultsTest, WorkerKilledMidAckLosesNothing) {
   // Logs and sends its acks after 100 deliveries, then SIGKILLs itself
   // while they are in flight: acks that arrived count, the rest are
-  // redelivered; either way each message is acked once.
+  // redelivered; either way each message is acked once. On a busy machine
+  // every ack may arrive and the worker hold nothing more (the broker had
+  // sent nothing new yet), so a redelivery is allowed, not required.
   run_with_dying_worker(
-      {"--max-in-flight", "64", "--die-at", "ack", "--die-after", "100"},
+      {"--max-in-flight", "64", "--die-at", "ack", "--die-after", "100"}, false,
       false);
 }
 

@@ -34,6 +34,22 @@ public:
     return frame(who, f);
   }
 
+  /// Adds a SubscribeBatch frame: one entry per pattern, ids from `first`,
+  /// joining `group` when it is not empty.
+  seed& sub_batch(size_t who, uint64_t first,
+                  const std::vector<std::string>& patterns,
+                  const std::string& group = {}) {
+    pb::ClientFrame f;
+    f.set_request_id(++request_);
+    for (auto& pattern : patterns) {
+      auto* sub = f.mutable_subscribe_batch()->add_subscriptions();
+      sub->set_subscription_id(first++);
+      sub->set_pattern(pattern);
+      sub->set_group(group);
+    }
+    return frame(who, f);
+  }
+
   /// Adds an unsubscribe frame.
   seed& unsub(size_t who, uint64_t id) {
     pb::ClientFrame f;
@@ -188,6 +204,16 @@ int main(int argc, char** argv) {
                                         .then(op::run)
                                         .pub(1, "u.v", 1)
                                         .answer(0, 0, {1, 2}));
+  seeds.emplace_back("subscribe_batch",
+                     seed{}
+                         .pub(1, "b.x", 1)
+                         .sub_batch(0, 1, {"b.x", "b.*", "b..bad", "b.x"})
+                         .sub_batch(0, 1, {"b.y"})
+                         .sub_batch(0, 10, {"b.>"}, "bg")
+                         .unsub(0, 2)
+                         .pub(1, "b.x", 2)
+                         .then(op::run)
+                         .answer(0, 0, {1, 2}));
   seeds.emplace_back("malformed", seed{}.sub(0, 1, "m").raw(0, "\x0a\xff\xff"));
   for (auto& [name, s] : seeds) {
     auto path = std::string{argv[1]} + "/" + name;
