@@ -26,7 +26,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -165,12 +164,6 @@ struct route_pushes {
   std::vector<std::pair<session_actor, route_list>> batches;
   /// The index of each session's batch.
   std::unordered_map<caf::actor_addr, std::size_t> index;
-  /// True when a topic may change more than once before the push (a
-  /// SubscribeBatch of many subscriptions to one topic): its newest route
-  /// then replaces the older one in each batch instead of adding a version.
-  bool replace_older = false;
-  /// With `replace_older`: where each (batch, topic) route sits.
-  std::map<std::pair<std::size_t, const shard_topic*>, std::size_t> slots;
 };
 
 /// Installs `next` as the route of `topic` and stages it for every cacher.

@@ -83,17 +83,7 @@ void install_route(shard_topic& topic, std::shared_ptr<route> next,
         pushes.index.emplace(cacher.address(), pushes.batches.size());
     if (added)
       pushes.batches.emplace_back(cacher, route_list{});
-    auto& routes = pushes.batches[at->second].second;
-    if (!pushes.replace_older) {
-      routes.push_back(topic.current);
-      continue;
-    }
-    auto [slot, fresh] =
-        pushes.slots.emplace(std::pair{at->second, &topic}, routes.size());
-    if (fresh)
-      routes.push_back(topic.current);
-    else
-      routes[slot->second] = topic.current;
+    pushes.batches[at->second].second.push_back(topic.current);
   }
 }
 
@@ -106,7 +96,6 @@ std::size_t send_pushes(topic_shard_pointer self, route_pushes& pushes,
   auto sent = pushes.batches.size();
   pushes.batches.clear();
   pushes.index.clear();
-  pushes.slots.clear();
   return sent;
 }
 
@@ -163,8 +152,12 @@ caf::result<caf::ok_atom>
 shard_add_targets(topic_shard_pointer self,
                   const fanout_subscriptions& subscriptions) {
   auto& st = self->state;
-  route_pushes pushes;
-  pushes.replace_older = subscriptions.size() > 1;
+  // Each matched topic with its new targets: a topic changes once per batch
+  // (one new route version, one push), however many of the batch's
+  // subscriptions it matches.
+  std::vector<std::pair<shard_topic*, std::vector<fanout_target>>> changes;
+  std::unordered_map<shard_topic*, std::size_t> change_of;
+  auto single = subscriptions.size() == 1; // each topic matched once
   for (auto& [pattern, target] : subscriptions) {
     auto matched = matching_topics(st, pattern);
     if (matched.empty())
@@ -176,11 +169,24 @@ shard_add_targets(topic_shard_pointer self,
     }
     for (auto* topic : matched) {
       ++entry->second.uses[topic].subscriptions;
-      auto next = next_version(topic->current);
-      next->fanout = next->fanout.with(target);
-      install_route(*topic, std::move(next), pushes);
-      update_idleness(self, *topic);
+      auto at = changes.size();
+      if (!single) {
+        auto [known, fresh] = change_of.emplace(topic, at);
+        at = known->second;
+        if (!fresh) {
+          changes[at].second.push_back(target);
+          continue;
+        }
+      }
+      changes.emplace_back(topic, std::vector<fanout_target>{target});
     }
+  }
+  route_pushes pushes;
+  for (auto& [topic, targets] : changes) {
+    auto next = next_version(topic->current);
+    next->fanout = next->fanout.with_all(std::move(targets));
+    install_route(*topic, std::move(next), pushes);
+    update_idleness(self, *topic);
   }
   if (pushes.batches.empty())
     return caf::ok_atom_v;

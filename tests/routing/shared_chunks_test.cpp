@@ -110,15 +110,76 @@ TEST(SharedChunks, FromVectorReadsBackTheVector) {
   EXPECT_EQ(built.with(1).to_vector().back(), 1);
 }
 
+TEST(SharedChunks, ChunksFillSegmentsSoAChangeCopiesOneSegment) {
+  auto per_segment = list::chunk_capacity * list::segment_capacity;
+  auto n = static_cast<int>(per_segment * 2 + 5);
+  auto before = counting(n);
+  EXPECT_EQ(before.segment_count(), 3u);
+  EXPECT_EQ(before.chunk_count(), 2 * list::segment_capacity + 1);
+  auto after = before.with(-1);
+  // Every chunk of the two full segments is shared; the last is copied.
+  for (std::size_t at = 0; at < per_segment * 2; at += list::chunk_capacity)
+    ASSERT_EQ(address_of(before, at), address_of(after, at)) << at;
+  EXPECT_NE(address_of(before, per_segment * 2),
+            address_of(after, per_segment * 2));
+  EXPECT_EQ(after.size(), before.size() + 1);
+  EXPECT_EQ(after.to_vector().back(), -1);
+  EXPECT_EQ(static_cast<int>(before.to_vector().back()), n - 1);
+}
+
+TEST(SharedChunks, WithAllAppendsLikeManyWithsAndSharesTheRest) {
+  auto xs = counting(40);
+  ints more(1100);
+  for (std::size_t i = 0; i < more.size(); ++i)
+    more[i] = 1000 + static_cast<int>(i);
+  auto all = xs.with_all(more);
+  auto one_by_one = xs;
+  for (auto x : more)
+    one_by_one = one_by_one.with(x);
+  EXPECT_EQ(all.to_vector(), one_by_one.to_vector());
+  EXPECT_EQ(all.size(), 1140u);
+  EXPECT_EQ(all.chunk_count(), one_by_one.chunk_count());
+  EXPECT_EQ(all.segment_count(), 2u);
+  EXPECT_EQ(address_of(xs, 0), address_of(all, 0)); // the full first chunk
+  EXPECT_EQ(xs.size(), 40u);                        // the old version
+  EXPECT_EQ(xs.with_all({}).to_vector(), xs.to_vector());
+}
+
+TEST(SharedChunks, WithoutAcrossSegmentsKeepsOrderAndDropsEmptySegments) {
+  auto per_segment =
+      static_cast<int>(list::chunk_capacity * list::segment_capacity);
+  auto xs = counting(per_segment * 3);
+  std::size_t removed = 0;
+  auto middle_gone = xs.without(
+      [&](int x) { return x >= per_segment && x < 2 * per_segment; }, removed);
+  EXPECT_EQ(removed, static_cast<std::size_t>(per_segment));
+  EXPECT_EQ(middle_gone.segment_count(), 2u);
+  auto v = middle_gone.to_vector();
+  ASSERT_EQ(v.size(), static_cast<std::size_t>(2 * per_segment));
+  EXPECT_EQ(v[static_cast<std::size_t>(per_segment - 1)], per_segment - 1);
+  EXPECT_EQ(v[static_cast<std::size_t>(per_segment)], 2 * per_segment);
+  EXPECT_EQ(address_of(xs, 0), address_of(middle_gone, 0));
+  auto grown = middle_gone.with(-1); // appends after a full last segment
+  EXPECT_EQ(grown.segment_count(), 3u);
+  EXPECT_EQ(grown.to_vector().back(), -1);
+}
+
 TEST(SharedChunks, RandomChangesMatchAPlainVector) {
   std::mt19937 gen{42};
   list xs;
   ints model;
   for (int step = 0; step < 5000; ++step) {
-    if (model.empty() || gen() % 3 != 0) {
+    auto dice = gen() % 6;
+    if (model.empty() || dice < 3) {
       auto x = static_cast<int>(gen() % 1000);
       xs = xs.with(x);
       model.push_back(x);
+    } else if (dice == 3) {
+      ints more(gen() % 100);
+      for (auto& x : more)
+        x = static_cast<int>(gen() % 1000);
+      xs = xs.with_all(more);
+      model.insert(model.end(), more.begin(), more.end());
     } else {
       auto victim = model[gen() % model.size()];
       std::size_t removed = 0;
