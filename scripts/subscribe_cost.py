@@ -4,7 +4,8 @@
 Each round starts a fresh broker (limits raised so one session may hold
 --count subscriptions), runs the driver once, and stops the broker. Prints
 each run's figures and the medians. With --perf FILE, the first round also
-records `perf record --call-graph dwarf` of the broker while the driver runs.
+records `perf record --call-graph dwarf` of the broker while the driver runs
+(at 499 samples/s, or $PERF_FREQ).
 
   scripts/subscribe_cost.py --broker build/tinybroker \\
       --driver build/bench/subscribe_driver --rounds 3 \\

@@ -79,7 +79,7 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
     std::printf("{\"scenario\":%s,\"server\":%s,\"%ss\":%llu,"
                 "\"measured\":%llu,\"elapsed_s\":%.6f,"
                 "\"rss_before_kib\":%lld,\"rss_after_kib\":%lld,"
-                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f%s}",
+                "\"bytes_per_%s\":%.0f,\"bytes_beyond_content\":%.0f%s}\n",
                 json_string(cfg.scenario).c_str(),
                 json_string(cfg.server).c_str(), what,
                 static_cast<unsigned long long>(asked),
@@ -87,18 +87,19 @@ void print_memory(const run_config& cfg, const char* what, uint64_t asked,
                 what, per, per - extra_json_bytes, settle.c_str());
     return;
   }
-  std::printf("%-24s %s", "scenario", cfg.scenario.c_str());
-  std::printf("%-24s %llu", (std::string{what} + "s").c_str(),
+  std::printf("%-24s %s\n", "scenario", cfg.scenario.c_str());
+  std::printf("%-24s %llu\n", (std::string{what} + "s").c_str(),
               static_cast<unsigned long long>(asked));
-  std::printf("%-24s %llu", "measured", static_cast<unsigned long long>(count));
-  std::printf("%-24s %.3f", "elapsed (s)", elapsed);
-  std::printf("%-24s %lld", "broker RSS before (KiB)", before);
-  std::printf("%-24s %lld", "broker RSS after (KiB)", after);
-  std::printf("%-24s %.0f", ("bytes per " + std::string{what}).c_str(), per);
-  std::printf("%-24s %.0f", "bytes beyond content", per - extra_json_bytes);
+  std::printf("%-24s %llu\n", "measured",
+              static_cast<unsigned long long>(count));
+  std::printf("%-24s %.3f\n", "elapsed (s)", elapsed);
+  std::printf("%-24s %lld\n", "broker RSS before (KiB)", before);
+  std::printf("%-24s %lld\n", "broker RSS after (KiB)", after);
+  std::printf("%-24s %.0f\n", ("bytes per " + std::string{what}).c_str(), per);
+  std::printf("%-24s %.0f\n", "bytes beyond content", per - extra_json_bytes);
   if (at_once >= 0) {
-    std::printf("%-24s %lld", "broker RSS at once (KiB)", at_once);
-    std::printf("%-24s %.0f",
+    std::printf("%-24s %lld\n", "broker RSS at once (KiB)", at_once);
+    std::printf("%-24s %.0f\n",
                 ("bytes per " + std::string{what} + " at once").c_str(),
                 per_at_once);
   }

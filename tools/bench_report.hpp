@@ -96,6 +96,9 @@ struct run_config {
   /// Most unconfirmed subscribes at a time (subscribe-rate,
   /// subscribe-one-topic).
   unsigned in_flight = 64;
+  /// Subscriptions per frame (subscribe-rate, subscribe-one-topic): 1
+  /// sends Subscribe frames, more sends SubscribeBatch frames.
+  unsigned per_frame = 1;
   /// Timed `>` subscribes (subscribe-wildcard).
   unsigned repeats = 5;
   /// Seconds the probe runs after the publisher closed (expiry).

@@ -34,6 +34,7 @@ int finish_subscribes(result_rows& rows, const run_config& cfg,
   auto last = n > 0 ? us_per_answer(log, n - tenth, n) : 0;
   rows.count("subscribes", "subscribes", cfg.subscribes);
   rows.count("in flight", "in_flight", cfg.in_flight);
+  rows.count("per frame", "per_frame", cfg.per_frame);
   rows.count("confirmed", "confirmed", n - log.refused);
   rows.count("refused", "refused", log.refused);
   rows.number("elapsed (s)", "elapsed_s", elapsed, 3);
@@ -96,10 +97,10 @@ void result_rows::print() const {
       out += json_string(r.key) + ':' +
              (r.quoted ? json_string(r.value) : r.value);
     }
-    std::printf("%s}", out.c_str());
+    std::printf("%s}\n", out.c_str());
   } else {
     for (auto& r : rows_)
-      std::printf("%-30s %s", r.label.c_str(), r.value.c_str());
+      std::printf("%-30s %s\n", r.label.c_str(), r.value.c_str());
   }
   std::fflush(stdout);
 }
@@ -140,12 +141,24 @@ subscribe_all(client::session& session, uint64_t count,
   log.start_ns = now_ns();
   uint64_t sent = 0;
   while (log.answered_ns.size() < count) {
-    for (; sent < count && sent - log.answered_ns.size() < cfg.in_flight;
-         ++sent)
-      if (!session.subscribe(first_id + sent, pattern_of(sent), "", sent + 1)) {
+    while (sent < count && sent - log.answered_ns.size() < cfg.in_flight) {
+      auto take = std::min<uint64_t>(count - sent, cfg.per_frame);
+      bool ok = false;
+      if (cfg.per_frame <= 1) {
+        ok = session.subscribe(first_id + sent, pattern_of(sent), "", sent + 1);
+      } else {
+        std::vector<client::subscription_request> batch;
+        batch.reserve(take);
+        for (uint64_t i = sent; i < sent + take; ++i)
+          batch.push_back({first_id + i, pattern_of(i)});
+        ok = session.subscribe_batch(batch, sent + 1);
+      }
+      if (!ok) {
         log.ended = true;
         return log;
       }
+      sent += take;
+    }
     if (now_ns() > deadline_ns) {
       log.timed_out = true;
       return log;
@@ -160,6 +173,10 @@ subscribe_all(client::session& session, uint64_t count,
     }
     if (frame->has_subscribed()) {
       log.answered_ns.push_back(now_ns());
+    } else if (frame->has_subscribed_batch()) {
+      auto at = now_ns();
+      auto n = frame->subscribed_batch().subscription_ids_size();
+      log.answered_ns.insert(log.answered_ns.end(), static_cast<size_t>(n), at);
     } else if (frame->has_error()) {
       log.answered_ns.push_back(now_ns());
       if (++log.refused == 1)

@@ -210,6 +210,10 @@ int main(int argc, char** argv) {
                  "subscribe-rate, subscribe-one-topic: most unconfirmed "
                  "subscribes")
       ->check(CLI::Range(1u, 65536u));
+  app.add_option("--per-frame", cfg.per_frame,
+                 "subscribe-rate, subscribe-one-topic: subscriptions per "
+                 "frame (more than 1: SubscribeBatch frames)")
+      ->check(CLI::Range(1u, 4096u));
   app.add_option("--repeats", cfg.repeats,
                  "subscribe-wildcard: timed subscribes")
       ->check(CLI::Range(1u, 1000u));

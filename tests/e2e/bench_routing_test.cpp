@@ -73,6 +73,34 @@ TEST_F(BenchRoutingTest, SubscribeRateConfirmsEverySubscribe) {
   EXPECT_GE(json_number(out, "broker_cpu_us_per_subscribe"), 0) << out;
 }
 
+TEST_F(BenchRoutingTest, SubscribeRateInBatchesConfirmsEverySubscribe) {
+  auto [code, out] = bench({"--scenario", "subscribe-rate", "--subscribes",
+                            "300", "--in-flight", "128", "--per-frame", "64"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(json_number(out, "confirmed"), 300) << out;
+  EXPECT_EQ(json_number(out, "refused"), 0) << out;
+  EXPECT_EQ(json_number(out, "per_frame"), 64) << out;
+}
+
+TEST_F(BenchRoutingTest, SubscribeOneTopicInBatchesReachesEverySubscription) {
+  auto [code, out] = bench({"--scenario", "subscribe-one-topic", "--subscribes",
+                            "200", "--per-frame", "50"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(json_number(out, "confirmed"), 200) << out;
+  EXPECT_EQ(json_number(out, "deliveries"), 200) << out;
+}
+
+TEST_F(BenchRoutingTest, WithoutJsonEachFigureIsALineOfItsOwn) {
+  auto [code, out] =
+      run_command(std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-bench",
+                  {"--server", broker_->address(), "--scenario",
+                   "subscribe-rate", "--subscribes", "20"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\nconfirmed "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nrefused "), std::string::npos) << out;
+  EXPECT_EQ(out.back(), '\n') << out;
+}
+
 TEST_F(BenchRoutingTest, SubscribeOneTopicReachesEverySubscription) {
   auto [code, out] =
       bench({"--scenario", "subscribe-one-topic", "--subscribes", "200"});

@@ -175,6 +175,18 @@ TEST_F(ToolsTest, BenchIdleReadsTheBrokersMemoryAroundItsSessions) {
   EXPECT_NE(out.find("\"bytes_per_session\""), std::string::npos) << out;
 }
 
+TEST_F(ToolsTest, BenchIdleWithoutJsonPrintsOneFigurePerLine) {
+  auto pid = child_named("tinybroker");
+  ASSERT_GT(pid, 0);
+  auto [code, out] = run_command(
+      bench_binary(), {"--server", broker_->address(), "--scenario", "idle",
+                       "--sessions", "3", "--broker-pid", std::to_string(pid)});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\nmeasured "), std::string::npos) << out;
+  EXPECT_NE(out.find("\nbytes per session "), std::string::npos) << out;
+  EXPECT_EQ(out.back(), '\n') << out;
+}
+
 // Issue 15: --connections own gives each idle session its own TCP
 // connection (the broker sees one peer address per session), and --settle
 // reads the memory a second time.
