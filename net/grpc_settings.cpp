@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <absl/synchronization/mutex.h>
+
 namespace tb {
 
 namespace {
@@ -26,6 +28,10 @@ void prefer_sized_reads() {
     return;
   value += value.empty() ? "-tcp_read_chunks" : ",-tcp_read_chunks";
   setenv(name, value.c_str(), 1);
+}
+
+void skip_lock_order_checks() {
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 }
 
 void add_connection_settings(grpc::ServerBuilder& builder) {

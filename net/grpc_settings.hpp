@@ -18,6 +18,13 @@ constexpr int max_grpc_message_bytes = 64 << 20;
 /// its first TCP read: call this before building the server.
 void prefer_sized_reads();
 
+/// Turns off abseil's lock-order checks. Debian builds abseil without
+/// NDEBUG, so every absl::Mutex that gRPC takes records its lock order in a
+/// global graph (absl's GraphCycles): about 1-3% of the broker's CPU under
+/// load (docs/performance.md, "Where the time goes"). Only the diagnosis of
+/// a lock-order inversion is lost, which release builds never have.
+void skip_lock_order_checks();
+
 /// Sets what each connection costs at rest (docs/performance.md, "Memory
 /// per session"): small first read buffers, no zero-copy send records, no
 /// channelz entries; and the message size bounds.

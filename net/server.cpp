@@ -59,6 +59,7 @@ broker_server::~broker_server() {
 
 error_info broker_server::start() {
   prefer_sized_reads();
+  skip_lock_order_checks();
   system_config_ =
       std::make_unique<system_config>(cfg_.worker_threads, cfg_.scheduler);
   system_ = std::make_unique<caf::actor_system>(*system_config_);

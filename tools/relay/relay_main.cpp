@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   tb::prefer_sized_reads();
+  tb::skip_lock_order_checks();
   tb::relay::relay_service service;
   grpc::ServerBuilder builder;
   int port = 0;
