@@ -4,6 +4,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "actors/routing/pattern.hpp"
 #include "actors/routing/topic.hpp"
 
 namespace tb {
@@ -82,7 +83,9 @@ void match_from(const node* n, std::string_view rest, std::string& scratch,
 void sublist::match(std::string_view topic, std::vector<uint64_t>& out) const {
   if (topic.empty())
     return;
-  std::string scratch;
+  std::string scratch{topic};
+  if (auto it = literals_.find(scratch); it != literals_.end())
+    append(it->second, out);
   match_from(&root_for(topic), topic, scratch, out);
 }
 
@@ -102,6 +105,7 @@ sublist::sublist(sublist&& other) : sublist() {
 sublist& sublist::operator=(sublist&& other) noexcept {
   std::swap(root_, other.root_);
   std::swap(sys_root_, other.sys_root_);
+  std::swap(literals_, other.literals_);
   std::swap(size_, other.size_);
   std::swap(nodes_, other.nodes_);
   return *this;
@@ -117,6 +121,10 @@ bool sublist::empty() const {
 
 std::size_t sublist::node_count() const {
   return nodes_;
+}
+
+std::size_t sublist::literal_count() const {
+  return literals_.size();
 }
 
 sublist::node& sublist::root_for(std::string_view name) const {
@@ -158,7 +166,36 @@ void drop_child(node& parent, std::string_view token) {
 
 } // namespace
 
+namespace {
+
+// Adds `key` to the sorted `keys`; false if it was there.
+bool add_key(std::vector<uint64_t>& keys, uint64_t key) {
+  auto pos = std::lower_bound(keys.begin(), keys.end(), key);
+  if (pos != keys.end() && *pos == key)
+    return false;
+  keys.insert(pos, key);
+  return true;
+}
+
+// Removes `key` from the sorted `keys`; false if it was not there.
+bool remove_key(std::vector<uint64_t>& keys, uint64_t key) {
+  auto pos = std::lower_bound(keys.begin(), keys.end(), key);
+  if (pos == keys.end() || *pos != key)
+    return false;
+  keys.erase(pos);
+  if (keys.empty())
+    keys.shrink_to_fit();
+  return true;
+}
+
+} // namespace
+
 void sublist::insert(std::string_view pattern, uint64_t key) {
+  if (is_literal_pattern(pattern)) {
+    if (add_key(literals_[std::string{pattern}], key))
+      ++size_;
+    return;
+  }
   auto* n = &root_for(pattern);
   std::vector<std::string_view> tokens;
   split_tokens(pattern, tokens);
@@ -170,14 +207,20 @@ void sublist::insert(std::string_view pattern, uint64_t key) {
     }
     n = next.get();
   }
-  auto pos = std::lower_bound(n->keys.begin(), n->keys.end(), key);
-  if (pos != n->keys.end() && *pos == key)
-    return;
-  n->keys.insert(pos, key);
-  ++size_;
+  if (add_key(n->keys, key))
+    ++size_;
 }
 
 bool sublist::erase(std::string_view pattern, uint64_t key) {
+  if (is_literal_pattern(pattern)) {
+    auto it = literals_.find(std::string{pattern});
+    if (it == literals_.end() || !remove_key(it->second, key))
+      return false;
+    if (it->second.empty())
+      literals_.erase(it);
+    --size_;
+    return true;
+  }
   std::vector<std::string_view> tokens;
   split_tokens(pattern, tokens);
   // path[i] is the parent of the node reached by tokens[i].
@@ -190,12 +233,8 @@ bool sublist::erase(std::string_view pattern, uint64_t key) {
     if (n == nullptr)
       return false;
   }
-  auto pos = std::lower_bound(n->keys.begin(), n->keys.end(), key);
-  if (pos == n->keys.end() || *pos != key)
+  if (!remove_key(n->keys, key))
     return false;
-  n->keys.erase(pos);
-  if (n->keys.empty())
-    n->keys.shrink_to_fit();
   --size_;
   // Prune from the bottom while the node holds nothing.
   for (auto i = tokens.size(); i > 0 && n->unused(); --i) {

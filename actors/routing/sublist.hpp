@@ -7,6 +7,12 @@
 // `$...` hang off a separate root (as in mosquitto), and a `$` topic is only
 // matched from that root: root wildcards can never reach it (spec 2).
 //
+// Literal patterns (no '*' or '>') skip the trie: they live in one hash map
+// from the pattern to its keys, so subscribing to a literal costs one map
+// insert instead of a node per token, and a topic's match looks its own name
+// up there before walking the trie for the wildcards (nats-server keeps a
+// cache of literal results for the same reason).
+//
 // Not thread-safe: one owner (the router) calls everything.
 
 #pragma once
@@ -14,7 +20,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace tb {
@@ -69,8 +77,12 @@ public:
   bool empty() const;
 
   /// Returns the number of trie nodes below the two roots, for tests and
-  /// memory accounting; zero once every pair has been erased.
+  /// memory accounting; zero once every pair has been erased. Literal
+  /// patterns take none.
   std::size_t node_count() const;
+
+  /// Returns the number of distinct literal patterns stored.
+  std::size_t literal_count() const;
 
 private:
   using node = detail::sublist_node;
@@ -82,6 +94,8 @@ private:
   std::unique_ptr<node> root_;
   // Patterns whose first token is a literal starting with '$'.
   std::unique_ptr<node> sys_root_;
+  // Literal patterns and their keys, sorted and unique.
+  std::unordered_map<std::string, std::vector<uint64_t>> literals_;
   // The number of stored (pattern, key) pairs.
   std::size_t size_ = 0;
   // The number of nodes below the roots.

@@ -153,27 +153,48 @@ TEST_F(SublistTest, EraseOfAnUnknownPairReturnsFalse) {
 }
 
 TEST_F(SublistTest, ErasePrunesEmptyNodesButKeepsSharedPrefixes) {
-  subs.insert("orders.eu.created", 1);
+  subs.insert("orders.*.created", 1);
   auto nodes_for_one = subs.node_count();
   EXPECT_EQ(nodes_for_one, 3u);
-  subs.insert("orders.eu.*", 2);
+  subs.insert("orders.*.>", 2);
   subs.insert("$dlq.>", 3);
   EXPECT_EQ(subs.node_count(), 6u);
-  EXPECT_TRUE(subs.erase("orders.eu.*", 2));
+  EXPECT_TRUE(subs.erase("orders.*.>", 2));
   EXPECT_TRUE(subs.erase("$dlq.>", 3));
   EXPECT_EQ(subs.node_count(), nodes_for_one);
   EXPECT_EQ(match("orders.eu.created"), keys{1});
-  EXPECT_TRUE(subs.erase("orders.eu.created", 1));
+  EXPECT_TRUE(subs.erase("orders.*.created", 1));
   EXPECT_EQ(subs.node_count(), 0u);
   EXPECT_TRUE(subs.empty());
 }
 
 TEST_F(SublistTest, InnerNodeWithKeysSurvivesPruningOfItsChildren) {
-  subs.insert("orders", 1);
-  subs.insert("orders.eu", 2);
-  EXPECT_TRUE(subs.erase("orders.eu", 2));
-  EXPECT_EQ(subs.node_count(), 1u);
-  EXPECT_EQ(match("orders"), keys{1});
+  subs.insert("orders.*", 1);
+  subs.insert("orders.*.eu", 2);
+  EXPECT_TRUE(subs.erase("orders.*.eu", 2));
+  EXPECT_EQ(subs.node_count(), 2u);
+  EXPECT_EQ(match("orders.x"), keys{1});
+}
+
+TEST_F(SublistTest, LiteralPatternsTakeNoTrieNodes) {
+  subs.insert("orders.eu.created", 1);
+  subs.insert("orders.eu.created", 2);
+  subs.insert("orders.eu.created", 2); // stored once
+  subs.insert("$dlq.workers", 3);
+  subs.insert("orders.>", 4);
+  EXPECT_EQ(subs.size(), 4u);
+  EXPECT_EQ(subs.literal_count(), 2u);
+  EXPECT_EQ(subs.node_count(), 2u); // `orders` and its `>` only
+  EXPECT_EQ(match("orders.eu.created"), (keys{1, 2, 4}));
+  EXPECT_EQ(match("$dlq.workers"), keys{3});
+  EXPECT_EQ(match("orders.eu"), keys{4});
+  EXPECT_FALSE(subs.erase("orders.eu.created", 9));
+  EXPECT_TRUE(subs.erase("orders.eu.created", 1));
+  EXPECT_TRUE(subs.erase("orders.eu.created", 2));
+  EXPECT_EQ(subs.literal_count(), 1u);
+  EXPECT_EQ(match("orders.eu.created"), keys{4});
+  EXPECT_FALSE(subs.erase("orders.eu.created", 2));
+  EXPECT_EQ(subs.size(), 2u);
 }
 
 TEST_F(SublistTest, MoveLeavesTheSourceEmptyAndUsable) {
