@@ -72,12 +72,15 @@ protected:
     return std::stoul(out.substr(begin, out.find('\n', begin) - begin));
   }
 
-  // Returns the least of three probes: a session actor of an ended stream
-  // (the previous probe's, say) stops a moment after its stream, so one
-  // probe may still count it.
+  // Returns the least count of at least three probes spread over at least
+  // 500 ms: a session actor of an ended stream (the previous probe's, or a
+  // cancelled client's) stops a moment after its stream, and on a loaded
+  // machine that moment can outlast three quick probes (a CI run counted a
+  // cancelled stream's actor at the start and not at the end).
   std::optional<size_t> settled_actors() {
     std::optional<size_t> least;
-    for (int i = 0; i < 3; ++i) {
+    auto until = clock_type::now() + std::chrono::milliseconds(500);
+    for (int i = 0; i < 3 || clock_type::now() < until; ++i) {
       auto count = probe_actors();
       if (!count)
         return count;
