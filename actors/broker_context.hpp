@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "actors/protocol.hpp"
-#include "actors/routing/topic.hpp"
 #include "config/broker_config.hpp"
+#include "routing/topic.hpp"
 
 namespace tb {
 

@@ -31,8 +31,8 @@
 #include <string>
 #include <string_view>
 
-#include "actors/error.hpp"
 #include "log/rate_limiter.hpp"
+#include "routing/error.hpp"
 
 namespace tb {
 

@@ -24,12 +24,12 @@
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
-#include "actors/error.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
-#include "actors/routing/shared_chunks.hpp"
 #include "actors/stats_types.hpp"
 #include "auth/access_grant.hpp"
+#include "routing/error.hpp"
+#include "routing/shared_chunks.hpp"
 
 // -- atoms --------------------------------------------------------------------
 
@@ -157,7 +157,8 @@ namespace tb {
 // -- actor interfaces ---------------------------------------------------------
 
 /// A client's conversation; one per gRPC Session stream (see
-/// actors/session_actor.hpp), plus the pool that serves unary Publish calls.
+/// actors/session/session_actor.hpp), plus the pool that serves unary Publish
+/// calls.
 using session_actor = caf::typed_actor<
     caf::reacts_to<frame_atom, client_frame_ptr>, caf::reacts_to<writable_atom>,
     caf::reacts_to<closed_atom>, caf::reacts_to<deliver_atom, fanout_batch>,
@@ -171,7 +172,7 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<auth_atom, access_grant>>;
 
 /// A consumer group: holds matching messages until a member acks them (see
-/// actors/group_actor.hpp).
+/// actors/group/group_actor.hpp).
 using group_actor = caf::typed_actor<
     caf::replies_to<enqueue_atom,
                     std::vector<message_ref>>::with<enqueue_reply>,
@@ -287,7 +288,7 @@ typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
 }
 
 /// Owns the routes of the topics whose names hash to it, and pushes each
-/// change to the sessions caching the route (see actors/topic_shard.hpp).
+/// change to the sessions caching the route (see actors/topic/topic_shard.hpp).
 using topic_shard_actor = caf::typed_actor<
     caf::replies_to<attach_atom, std::vector<topic_seed>,
                     session_actor>::with<route_list>,

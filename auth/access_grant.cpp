@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "actors/routing/pattern.hpp"
 #include "auth/pattern_cover.hpp"
+#include "routing/pattern.hpp"
 
 namespace tb {
 

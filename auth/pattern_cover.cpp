@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "actors/routing/topic.hpp"
+#include "routing/topic.hpp"
 
 namespace tb {
 

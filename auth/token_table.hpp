@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/error.hpp"
 #include "auth/access_grant.hpp"
 #include "config/auth_config.hpp"
+#include "routing/error.hpp"
 
 namespace tb {
 

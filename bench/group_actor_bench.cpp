@@ -1,4 +1,4 @@
-// Benchmark of a consumer group actor (actors/group_actor.hpp) with its
+// Benchmark of a consumer group actor (actors/group/group_actor.hpp) with its
 // message handling, in process: a batch of messages is enqueued, the group
 // dispatches them round robin to 4 stand-in member sessions, each member
 // acks every delivery batch at once, and the group dispatches the next.
@@ -20,7 +20,7 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/send.hpp>
 
-#include "actors/group_actor.hpp"
+#include "actors/group/group_actor.hpp"
 
 namespace {
 

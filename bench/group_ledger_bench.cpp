@@ -1,4 +1,4 @@
-// Benchmarks of a consumer group's books (actors/group_ledger.hpp), the
+// Benchmarks of a consumer group's books (actors/group/group_ledger.hpp), the
 // work the group actor does per message on the hot path, without actors:
 // hold a published message, dispatch it (pop + start a delivery with a
 // deadline), ack it (finish) and sweep deadlines once per batch as the
@@ -15,7 +15,7 @@
 
 #include <benchmark/benchmark.h>
 
-#include "actors/group_ledger.hpp"
+#include "actors/group/group_ledger.hpp"
 
 namespace {
 

@@ -1,9 +1,9 @@
 // Benchmarks of sublist::match, insert and erase, and of topic_tree
 // matching; run before changing match() (see the guard comment in
-// actors/routing/sublist.cpp).
+// routing/sublist.cpp).
 //
 // Build: g++ -std=c++17 -O2 -I. bench/sublist_bench.cpp
-//          actors/routing/{topic,sublist,topic_tree}.cpp -lbenchmark
+//          routing/{topic,sublist,topic_tree}.cpp -lbenchmark
 //          -lbenchmark_main
 
 #include <cstdint>
@@ -14,8 +14,8 @@
 
 #include <benchmark/benchmark.h>
 
-#include "actors/routing/sublist.hpp"
-#include "actors/routing/topic_tree.hpp"
+#include "routing/sublist.hpp"
+#include "routing/topic_tree.hpp"
 
 namespace {
 

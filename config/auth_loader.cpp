@@ -19,9 +19,9 @@
 #include <set>
 #include <sstream>
 
-#include "actors/routing/pattern.hpp"
 #include "auth/token_table.hpp"
 #include "config/toml_reader.hpp"
+#include "routing/pattern.hpp"
 
 namespace tb::detail {
 

@@ -26,7 +26,7 @@
 
 #include "config/config_loader.hpp"
 
-#include "actors/routing/topic.hpp"
+#include "routing/topic.hpp"
 
 #include "config/toml_reader.hpp"
 #include "log/utf8.hpp"

@@ -1,6 +1,6 @@
 #include "config/group_checks.hpp"
 
-#include "actors/routing/pattern.hpp"
+#include "routing/pattern.hpp"
 
 namespace tb {
 

@@ -8,9 +8,9 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/error.hpp"
-#include "actors/routing/topic.hpp"
 #include "config/broker_config.hpp"
+#include "routing/error.hpp"
+#include "routing/topic.hpp"
 
 namespace tb {
 

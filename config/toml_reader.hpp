@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/routing/topic.hpp"
 #include "config/config_loader.hpp"
+#include "routing/topic.hpp"
 
 namespace tb::detail {
 

@@ -15,7 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "actors/policy_registry.hpp"
+#include "actors/policies/policy_registry.hpp"
 #include "config/config_loader.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"

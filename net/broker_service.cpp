@@ -3,7 +3,7 @@
 #include <caf/send.hpp>
 #include <grpcpp/impl/codegen/proto_utils.h>
 
-#include "actors/unary_call.hpp"
+#include "actors/session/unary_call.hpp"
 #include "net/group_admin.hpp"
 #include "net/log.hpp"
 #include "net/status.hpp"

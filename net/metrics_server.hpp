@@ -22,10 +22,10 @@
 #include <memory>
 #include <string>
 
-#include "actors/error.hpp"
 #include "config/tls_config.hpp"
 #include "net/metrics_format.hpp"
 #include "net/stats_collector.hpp"
+#include "routing/error.hpp"
 
 namespace tb {
 

@@ -16,9 +16,9 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
-#include "actors/router_actor.hpp"
+#include "actors/router/router_actor.hpp"
 #include "actors/scheduler/scheduler_choice.hpp"
-#include "actors/session_actor.hpp"
+#include "actors/session/session_actor.hpp"
 #include "net/broker_service.hpp"
 #include "net/grpc_settings.hpp"
 #include "net/listen_check.hpp"

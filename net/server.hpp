@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "actors/error.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
 #include "net/log_actor.hpp"
+#include "routing/error.hpp"
 
 namespace caf {
 class actor_system;

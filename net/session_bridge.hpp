@@ -13,8 +13,8 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
-#include "actors/frame_sink.hpp"
 #include "actors/protocol.hpp"
+#include "actors/session/frame_sink.hpp"
 
 namespace tb {
 

@@ -5,7 +5,7 @@
 #include <caf/actor_registry.hpp>
 #include <caf/send.hpp>
 
-#include "actors/session_actor.hpp"
+#include "actors/session/session_actor.hpp"
 #include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"

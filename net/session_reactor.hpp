@@ -13,9 +13,9 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/broker_context.hpp"
-#include "actors/error.hpp"
 #include "auth/token_table.hpp"
 #include "net/log_actor.hpp"
+#include "routing/error.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb {

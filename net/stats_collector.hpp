@@ -17,8 +17,8 @@
 
 #include <caf/actor_system.hpp>
 
-#include "actors/error.hpp"
 #include "actors/protocol.hpp"
+#include "routing/error.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {

@@ -8,7 +8,7 @@
 #include <grpcpp/support/byte_buffer.h>
 #include <grpcpp/support/status.h>
 
-#include "actors/error.hpp"
+#include "routing/error.hpp"
 
 namespace google::protobuf {
 class MessageLite;
@@ -18,7 +18,7 @@ namespace tb {
 
 /// Returns the gRPC status for `code` with `text` as its message; OK for
 /// `ec::none`. The code table itself is `grpc_status_code` in
-/// actors/error.cpp.
+/// routing/error.cpp.
 grpc::Status to_grpc_status(ec code, const std::string& text);
 
 /// Returns the gRPC status for `error`.

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/group_policy.hpp"
+#include "actors/policies/group_policy.hpp"
 #include "actors/policies/round_robin_policy.hpp"
 
 namespace tb {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/group_policy.hpp"
+#include "actors/policies/group_policy.hpp"
 
 namespace tb {
 

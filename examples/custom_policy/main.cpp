@@ -3,7 +3,7 @@
 //
 //   priority_broker --config examples/custom_policy/custom_policy.toml
 
-#include "actors/policy_registry.hpp"
+#include "actors/policies/policy_registry.hpp"
 #include "net/broker_main.hpp"
 #include "priority_policy.hpp"
 

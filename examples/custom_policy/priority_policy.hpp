@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "actors/group_policy.hpp"
+#include "actors/policies/group_policy.hpp"
 #include "actors/policies/round_robin_policy.hpp"
 
 namespace example {

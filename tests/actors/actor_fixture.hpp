@@ -27,11 +27,11 @@
 #include <gtest/gtest.h>
 
 #include "actors/broker_context.hpp"
-#include "actors/frame_sink.hpp"
 #include "actors/protocol.hpp"
-#include "actors/router_actor.hpp"
-#include "actors/session_actor.hpp"
-#include "actors/topic_shard.hpp"
+#include "actors/router/router_actor.hpp"
+#include "actors/session/frame_sink.hpp"
+#include "actors/session/session_actor.hpp"
+#include "actors/topic/topic_shard.hpp"
 #include "tests/actors/client_frames.hpp"
 #include "tinybroker.pb.h"
 

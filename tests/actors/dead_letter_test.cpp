@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/group_actor.hpp"
+#include "actors/group/group_actor.hpp"
 #include "tests/actors/group_fixture.hpp"
 
 namespace tb::test {

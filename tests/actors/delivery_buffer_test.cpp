@@ -1,7 +1,7 @@
 // Tests of a session's buffers of fan-out deliveries: confirmation, the
 // per-subscription and per-session bounds, loss reports and coalescing.
 
-#include "actors/delivery_buffer.hpp"
+#include "actors/session/delivery_buffer.hpp"
 
 #include <memory>
 #include <string>

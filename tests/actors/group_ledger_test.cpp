@@ -2,7 +2,7 @@
 // held messages, deliveries in flight and their deadlines, parked
 // redeliveries, and the count of what is held.
 
-#include "actors/group_ledger.hpp"
+#include "actors/group/group_ledger.hpp"
 
 #include <chrono>
 #include <memory>

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "actors/policies/key_hash_policy.hpp"
-#include "actors/policy_registry.hpp"
+#include "actors/policies/policy_registry.hpp"
 #include "tests/actors/group_fixture.hpp"
 
 namespace tb::test {

@@ -11,8 +11,8 @@
 
 #include "actors/policies/key_hash_policy.hpp"
 #include "actors/policies/least_loaded_policy.hpp"
+#include "actors/policies/policy_registry.hpp"
 #include "actors/policies/round_robin_policy.hpp"
-#include "actors/policy_registry.hpp"
 
 namespace tb::test {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of a session's bounded cache of topic routes: LRU order, use marks
 // and idle sweeps.
 
-#include "actors/route_cache.hpp"
+#include "actors/session/route_cache.hpp"
 
 #include <algorithm>
 #include <memory>

@@ -13,7 +13,7 @@ using kind = pb::ServerFrame::KindCase;
 using strings = std::vector<std::string>;
 
 /// Answers a session writes before it stops reading (max_control_frames in
-/// actors/session_actor.cpp).
+/// actors/session/session_actor.cpp).
 constexpr size_t max_control_frames = 256;
 
 /// A session under test, plus a publisher for fan-out traffic.

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "actors/limited_logs.hpp"
-#include "actors/session_log.hpp"
+#include "actors/session/session_log.hpp"
 #include "tests/log/log_capture.hpp"
 #include "tinybroker.pb.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/group_ledger.hpp"
+#include "actors/group/group_ledger.hpp"
 #include "actors/meters.hpp"
 #include "tests/actors/group_fixture.hpp"
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/pattern.hpp"
+#include "routing/pattern.hpp"
 
 namespace {
 

@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "actors/routing/topic.hpp"
 #include "config/config_loader.hpp"
+#include "routing/topic.hpp"
 
 namespace {
 

@@ -16,10 +16,10 @@
 #include <string_view>
 #include <vector>
 
-#include "actors/routing/pattern.hpp"
-#include "actors/routing/sublist.hpp"
-#include "actors/routing/topic.hpp"
-#include "actors/routing/topic_tree.hpp"
+#include "routing/pattern.hpp"
+#include "routing/sublist.hpp"
+#include "routing/topic.hpp"
+#include "routing/topic_tree.hpp"
 
 namespace {
 

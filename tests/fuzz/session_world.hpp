@@ -22,10 +22,10 @@
 #include <caf/scheduler/test_coordinator.hpp>
 #include <caf/scoped_actor.hpp>
 
-#include "actors/frame_sink.hpp"
 #include "actors/protocol.hpp"
-#include "actors/router_actor.hpp"
-#include "actors/session_actor.hpp"
+#include "actors/router/router_actor.hpp"
+#include "actors/session/frame_sink.hpp"
+#include "actors/session/session_actor.hpp"
 
 namespace tinybroker::v1 {
 class ClientFrame;

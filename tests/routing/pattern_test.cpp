@@ -5,8 +5,8 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/pattern.hpp"
 #include "name_test_helpers.hpp"
+#include "routing/pattern.hpp"
 
 namespace {
 

@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/shared_chunks.hpp"
+#include "routing/shared_chunks.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/pattern.hpp"
-#include "actors/routing/sublist.hpp"
+#include "routing/pattern.hpp"
+#include "routing/sublist.hpp"
 
 namespace {
 

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/topic.hpp"
 #include "name_test_helpers.hpp"
+#include "routing/topic.hpp"
 
 namespace {
 

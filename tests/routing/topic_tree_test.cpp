@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "actors/routing/pattern.hpp"
-#include "actors/routing/topic_tree.hpp"
+#include "routing/pattern.hpp"
+#include "routing/topic_tree.hpp"
 
 namespace {
 

@@ -1,0 +1,466 @@
+#include "actors/group/group_actor.hpp"
+
+#include "config/group_checks.hpp"
+
+#include <algorithm>
+
+#include "actors/policies/policy_registry.hpp"
+#include "actors/policies/round_robin_policy.hpp"
+
+namespace tb {
+
+namespace {
+
+using time_point = group_ledger::time_point;
+
+time_point now(group_pointer self) {
+  return self->clock().now();
+}
+
+// How often the tick sweeps deadlines and delays: a tenth of ack_wait,
+// between 10 ms and 1 s.
+caf::timespan tick_interval(const group_settings& settings) {
+  auto interval = settings.ack_wait / 10;
+  interval = std::clamp(interval, std::chrono::milliseconds{10},
+                        std::chrono::milliseconds{1000});
+  return std::chrono::duration_cast<caf::timespan>(interval);
+}
+
+void schedule_tick(group_pointer self) {
+  auto& st = self->state;
+  if (st.tick_scheduled || !st.ledger.needs_tick())
+    return;
+  st.tick_scheduled = true;
+  self->delayed_send(self, tick_interval(st.settings), tick_atom_v);
+}
+
+// Sets header `name` to `value`, replacing an earlier value.
+void set_header(header_list& headers, std::string_view name,
+                std::string value) {
+  for (auto& [key, old] : headers)
+    if (key == name) {
+      old = std::move(value);
+      return;
+    }
+  headers.emplace_back(std::string{name}, std::move(value));
+}
+
+// Returns the value of header `name`, or nothing.
+const std::string* find_header(const header_list& headers,
+                               std::string_view name) {
+  for (auto& [key, value] : headers)
+    if (key == name)
+      return &value;
+  return nullptr;
+}
+
+// Returns true if `path` (the groups a dead letter passed through, joined
+// by ',') names `group`.
+bool path_names(std::string_view path, std::string_view group) {
+  while (!path.empty()) {
+    auto comma = path.find(',');
+    if (path.substr(0, comma) == group)
+      return true;
+    if (comma == std::string_view::npos)
+      break;
+    path.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+// Publishes a message that leaves the group unacked to the dead letter
+// topic, with headers saying where it came from and why. A dead letter that
+// is dead-lettered again keeps its first original topic and id; one that
+// already passed through this group is dropped instead, so that groups
+// whose dead letter topics match each other's patterns cannot loop
+// (docs/semantics.md).
+void dead_letter(group_pointer self, const group_ledger::held& held,
+                 const char* reason) {
+  auto& st = self->state;
+  auto log_line = [&](std::string_view topic, const char* because) {
+    auto count =
+        topic.empty() ? st.counters.dropped : st.counters.dead_lettered;
+    if (auto wake = st.dead_letter_lines.record(
+            {reason, topic, because, held.attempts, count}, now(self)))
+      self->delayed_send(self, *wake, log_tick_atom_v);
+  };
+  if (st.settings.dead_letter == "none" || !st.ctx.dead_letters) {
+    ++st.counters.dropped;
+    log_line({}, "dead_letter_none");
+    return;
+  }
+  auto& original = *held.msg;
+  auto headers = original.headers();
+  auto* path = find_header(headers, dead_letter_headers::path);
+  if (path != nullptr && path_names(*path, st.group)) {
+    ++st.counters.dropped;
+    log_line({}, "dead_letter_loop");
+    return;
+  }
+  auto new_path = path == nullptr ? st.group : *path + "," + st.group;
+  if (find_header(headers, dead_letter_headers::original_topic) == nullptr) {
+    headers.emplace_back(dead_letter_headers::original_topic,
+                         std::string{original.topic()});
+    headers.emplace_back(dead_letter_headers::original_id,
+                         std::to_string(original.id()));
+  }
+  set_header(headers, dead_letter_headers::group, st.group);
+  set_header(headers, dead_letter_headers::attempts,
+             std::to_string(held.attempts));
+  set_header(headers, dead_letter_headers::reason, reason);
+  set_header(headers, dead_letter_headers::path, std::move(new_path));
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+  ++st.counters.dead_lettered;
+  auto topic = dead_letter_topic(st.group, st.settings);
+  log_line(topic, "");
+  self->send(st.ctx.dead_letters, dlq_atom_v,
+             message_record::make(st.ctx.message_ids->reserve(1), nanos, topic,
+                                  original.payload(), original.key(), headers));
+}
+
+// Holds a message again for redelivery at the head of the queue, or dead
+// letters it when it used up its deliveries.
+void requeue(group_pointer self, group_ledger::held held) {
+  auto& st = self->state;
+  auto limit = st.settings.max_deliveries;
+  if (limit != 0 && held.attempts >= limit) {
+    dead_letter(self, held, "max_deliveries");
+    return;
+  }
+  st.ledger.push_front(std::move(held));
+}
+
+// Holds messages again at the head of the queue, the first of `msgs` first
+// in line, dead-lettering (in their order) those that used up their
+// deliveries.
+void requeue_in_order(group_pointer self,
+                      std::vector<group_ledger::held> msgs) {
+  auto limit = self->state.settings.max_deliveries;
+  std::vector<group_ledger::held> again;
+  for (auto& held : msgs)
+    if (limit != 0 && held.attempts >= limit)
+      dead_letter(self, held, "max_deliveries");
+    else
+      again.push_back(std::move(held));
+  for (auto i = again.rbegin(); i != again.rend(); ++i)
+    self->state.ledger.push_front(std::move(*i));
+}
+
+// Hands held messages to the members the policy picks, one batch per
+// member, while some member has credit. Messages the policy holds back keep
+// their place at the head of the queue, in order.
+void dispatch(group_pointer self) {
+  auto& st = self->state;
+  auto credit = st.members.free_credit();
+  std::unordered_map<uint64_t, group_delivery_batch> out;
+  std::vector<group_ledger::held> passed;
+  auto deadline = now(self) + st.settings.ack_wait;
+  while (credit > 0 && st.ledger.has_ready() &&
+         passed.size() < policy_lookahead) {
+    auto held = st.ledger.pop_front();
+    auto key = st.policy->pick(*held.msg, st.members);
+    auto* member = key == 0 ? nullptr : st.members.find(key);
+    if (member == nullptr || !member->has_credit()) {
+      passed.push_back(std::move(held));
+      continue;
+    }
+    ++held.attempts;
+    auto id = st.ctx.delivery_ids->reserve(1);
+    out[key].items.push_back(
+        group_delivery{held.msg, member->subscription_id, id, held.attempts});
+    ++member->in_flight;
+    --credit;
+    ++st.counters.delivered;
+    if (held.attempts > 1)
+      ++st.counters.redelivered;
+    st.ledger.start(id, std::move(held), key, deadline);
+  }
+  for (auto i = passed.rbegin(); i != passed.rend(); ++i)
+    st.ledger.push_front(std::move(*i));
+  for (auto& [member_key, batch] : out)
+    self->send(st.members.at(member_key).session, gdeliver_atom_v,
+               std::move(batch));
+  schedule_tick(self);
+}
+
+// Stops new deliveries to the member `key` and tells the policy.
+void deactivate(group_pointer self, uint64_t key) {
+  auto& member = self->state.members.at(key);
+  if (!member.active)
+    return;
+  member.active = false;
+  self->state.policy->left(key);
+}
+
+// Removes a member that left and holds nothing any more.
+void release_member_if_done(group_pointer self, uint64_t key) {
+  auto& st = self->state;
+  auto* member = st.members.find(key);
+  if (member == nullptr || member->active || member->in_flight > 0)
+    return;
+  auto session = member->session;
+  st.members.erase(key);
+  auto still_member =
+      std::any_of(st.members.begin(), st.members.end(),
+                  [&](const auto& kv) { return kv.second.session == session; });
+  if (!still_member)
+    self->demonitor(session.address());
+}
+
+// Ends a delivery answered by `session`; nothing (and a stale answer
+// counted) if it is unknown, superseded or another session's.
+std::optional<group_ledger::flight>
+take_answered(group_pointer self, const session_actor& session, uint64_t id) {
+  auto& st = self->state;
+  auto* f = st.ledger.find(id);
+  if (f == nullptr || st.members.at(f->member).session != session) {
+    ++st.counters.stale_answers;
+    return std::nullopt;
+  }
+  auto result = st.ledger.finish(id);
+  --st.members.at(result->member).in_flight;
+  return result;
+}
+
+// Applies `fn` to each delivery answered validly, then frees members that
+// left and dispatches.
+template <class F>
+void answer(group_pointer self, const session_actor& session,
+            const std::vector<uint64_t>& ids, F fn) {
+  std::vector<uint64_t> touched;
+  for (auto id : ids)
+    if (auto f = take_answered(self, session, id)) {
+      touched.push_back(f->member);
+      fn(std::move(*f));
+    }
+  for (auto key : touched)
+    release_member_if_done(self, key);
+  dispatch(self);
+}
+
+// Redelivers what expired and releases delayed messages that are due.
+void on_tick(group_pointer self) {
+  auto& st = self->state;
+  st.tick_scheduled = false;
+  std::unordered_map<uint64_t, std::vector<uint64_t>> expired_by_member;
+  std::vector<uint64_t> touched;
+  std::vector<group_ledger::held> again;
+  for (auto id : st.ledger.expired(now(self))) {
+    auto f = st.ledger.finish(id);
+    auto& member = st.members.at(f->member);
+    --member.in_flight;
+    expired_by_member[f->member].push_back(id);
+    touched.push_back(f->member);
+    again.push_back(std::move(f->message));
+  }
+  // The oldest first in line, as when a member is gone.
+  requeue_in_order(self, std::move(again));
+  for (auto& [key, ids] : expired_by_member)
+    self->send(st.members.at(key).session, expired_atom_v, std::move(ids));
+  for (auto key : touched)
+    release_member_if_done(self, key);
+  st.ledger.release_delayed(now(self));
+  dispatch(self);
+}
+
+// Holds every message in flight to a dead session again, at the head of the
+// queue in their original order, and forgets the session's members.
+void on_session_down(group_pointer self, const caf::actor_addr& addr) {
+  auto& st = self->state;
+  std::vector<uint64_t> gone;
+  for (auto& [key, member] : st.members)
+    if (member.session.address() == addr)
+      gone.push_back(key);
+  // Delivery ids grow with time: sorted, they are the original order
+  // across the session's memberships.
+  std::vector<uint64_t> ids;
+  for (auto key : gone) {
+    auto mine = st.ledger.flights_of(key);
+    ids.insert(ids.end(), mine.begin(), mine.end());
+  }
+  std::sort(ids.begin(), ids.end());
+  std::vector<group_ledger::held> again;
+  for (auto id : ids)
+    again.push_back(st.ledger.finish(id)->message);
+  requeue_in_order(self, std::move(again));
+  for (auto key : gone) {
+    st.members.at(key).in_flight = 0;
+    deactivate(self, key);
+    release_member_if_done(self, key);
+  }
+  dispatch(self);
+}
+
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
+  auto& st = self->state;
+  enqueue_reply reply;
+  for (uint32_t i = 0; i < msgs.size(); ++i) {
+    auto size = msgs[i]->size_bytes();
+    auto full = [&] {
+      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
+             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+    };
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
+      while (full() && st.ledger.drop_oldest_pending())
+        ++st.counters.dropped;
+    if (full()) {
+      reply.refused.push_back(i);
+      ++st.counters.refused;
+      continue;
+    }
+    ++st.counters.received;
+    st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
+  }
+  if (msgs.size() > reply.refused.size())
+    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
+  if (!reply.refused.empty())
+    reply.reason = "group \"" + st.group + "\" is full (" +
+                   std::to_string(st.ledger.held_messages()) + " messages, " +
+                   std::to_string(st.ledger.held_bytes()) +
+                   " bytes held; max_pending_messages " +
+                   std::to_string(st.settings.max_pending_messages) +
+                   ", max_pending_bytes " +
+                   std::to_string(st.settings.max_pending_bytes) + ")";
+  dispatch(self);
+  return reply;
+}
+
+caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
+  auto& st = self->state;
+  auto max_in_flight = spec.max_in_flight == 0 ? 256u : spec.max_in_flight;
+  max_in_flight = std::min(max_in_flight, st.ctx.max_in_flight_limit);
+  for (auto& [key, member] : st.members)
+    if (member.session == session &&
+        member.subscription_id == spec.subscription_id) {
+      // A member that left but still holds deliveries may join again with
+      // the same subscription id: it takes new deliveries again.
+      if (!member.active) {
+        member.active = true;
+        member.max_in_flight = max_in_flight;
+        member.tags = std::move(spec.tags);
+        st.policy->joined(key, member);
+        dispatch(self);
+      }
+      return caf::ok_atom_v;
+    }
+  auto monitored =
+      std::any_of(st.members.begin(), st.members.end(),
+                  [&](const auto& kv) { return kv.second.session == session; });
+  if (!monitored)
+    self->monitor(session);
+  group_member member;
+  member.session = std::move(session);
+  member.subscription_id = spec.subscription_id;
+  member.max_in_flight = max_in_flight;
+  member.tags = std::move(spec.tags);
+  member.peer = std::move(spec.peer);
+  auto key = st.members.add(std::move(member));
+  st.policy->joined(key, st.members.at(key));
+  dispatch(self);
+  return caf::ok_atom_v;
+}
+
+} // namespace
+
+group_actor::behavior_type group_actor_impl(group_pointer self,
+                                            std::string name,
+                                            group_settings settings,
+                                            group_context ctx) {
+  auto& st = self->state;
+  st.group = std::move(name);
+  st.settings = std::move(settings);
+  st.ctx = std::move(ctx);
+  st.dead_letter_lines.set_group(st.group);
+  st.policy = policy_registry::make(st.settings.policy, st.settings);
+  if (st.policy == nullptr)
+    st.policy = std::make_unique<round_robin_policy>();
+  self->set_down_handler(
+      [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
+  return {
+      [self](enqueue_atom, std::vector<message_ref>& msgs) {
+        return enqueue(self, msgs);
+      },
+      [self](join_atom, session_actor session, member_spec& spec) {
+        return join(self, std::move(session), std::move(spec));
+      },
+      [self](leave_atom, const session_actor& session,
+             uint64_t subscription_id) {
+        auto& st = self->state;
+        for (auto& [key, member] : st.members)
+          if (member.session == session &&
+              member.subscription_id == subscription_id) {
+            deactivate(self, key);
+            release_member_if_done(self, key);
+            break;
+          }
+      },
+      [self](ack_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        uint64_t acked = 0;
+        answer(self, session, ids, [self, &acked](group_ledger::flight f) {
+          auto& st = self->state;
+          ++st.counters.acked;
+          ++acked;
+          if (auto* member = st.members.find(f.member))
+            ++member->acks;
+        });
+        if (acked > 0)
+          self->state.acked_rate.add(acked, now(self));
+      },
+      [self](nack_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids, uint32_t delay_ms) {
+        answer(self, session, ids, [self, delay_ms](group_ledger::flight f) {
+          auto& st = self->state;
+          if (auto* member = st.members.find(f.member))
+            ++member->nacks;
+          auto limit = st.settings.max_deliveries;
+          if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
+            requeue(self, std::move(f.message));
+            return;
+          }
+          st.ledger.delay(std::move(f.message),
+                          now(self) + std::chrono::milliseconds{delay_ms});
+        });
+      },
+      [self](reject_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        answer(self, session, ids, [self](group_ledger::flight f) {
+          if (auto* member = self->state.members.find(f.member))
+            ++member->rejects;
+          dead_letter(self, f.message, "rejected");
+        });
+      },
+      [self](progress_atom, const session_actor& session,
+             const std::vector<uint64_t>& ids) {
+        auto& st = self->state;
+        auto deadline = now(self) + st.settings.ack_wait;
+        for (auto id : ids) {
+          auto* f = st.ledger.find(id);
+          if (f == nullptr || st.members.at(f->member).session != session)
+            ++st.counters.stale_answers;
+          else
+            st.ledger.extend(id, deadline);
+        }
+      },
+      [self](tick_atom) { on_tick(self); },
+      [self](log_tick_atom) {
+        if (auto wake = self->state.dead_letter_lines.tick(now(self)))
+          self->delayed_send(self, *wake, log_tick_atom_v);
+      },
+      [self](stats_atom) { return describe_group(self); },
+      [self](delete_atom) {
+        auto& st = self->state;
+        for (auto& [key, member] : st.members)
+          self->send(member.session, kicked_atom_v, member.subscription_id,
+                     "the group \"" + st.group + "\" was deleted");
+        auto dropped = static_cast<uint64_t>(st.ledger.clear());
+        st.dead_letter_lines.flush(now(self));
+        self->quit();
+        return dropped;
+      },
+  };
+}
+
+} // namespace tb

@@ -1,0 +1,113 @@
+// A consumer group: holds every message matching its pattern until a member
+// acks it, handing each to exactly one member at a time (spec 6).
+//
+// A delivery's life:
+//
+//   held --dispatch--> in flight --ack--> done
+//     ^                   |  |  \--reject / max_deliveries--> dead letter
+//     |                   |  \--nack (delay)--> parked --due--+
+//     +---- ack_wait passed / member gone / nack -------------+
+//
+// The group's policy (actors/policies/group_policy.hpp) picks the member of
+// each delivery among those with free credit (max_in_flight); the rest is the
+// same for every policy. One periodic tick sweeps deadlines and delays; no
+// timer per message.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/broker_context.hpp"
+#include "actors/group/group_ledger.hpp"
+#include "actors/limited_logs.hpp"
+#include "actors/meters.hpp"
+#include "actors/policies/group_policy.hpp"
+#include "actors/protocol.hpp"
+
+namespace tb {
+
+/// What every group actor needs from the broker.
+struct group_context {
+  /// Gives dead letters their message ids.
+  std::shared_ptr<id_sequence> message_ids = std::make_shared<id_sequence>();
+  /// Gives deliveries their ids, unique per attempt across the broker.
+  std::shared_ptr<id_sequence> delivery_ids = std::make_shared<id_sequence>();
+  /// The publisher that routes dead letters.
+  session_actor dead_letters;
+  /// The most unacked deliveries one member may hold, whatever it asks.
+  uint32_t max_in_flight_limit = 65536;
+};
+
+/// State of a group actor.
+struct group_state {
+  /// The actor's name in logs.
+  static inline const char* name = "tinybroker.group";
+
+  /// The group's name.
+  std::string group;
+  /// The settings, defaults filled in.
+  group_settings settings;
+  /// Broker-wide handles and counters.
+  group_context ctx;
+  /// Held messages, deliveries in flight, deadlines.
+  group_ledger ledger;
+  /// The members, active or still holding deliveries.
+  member_directory members;
+  /// Picks the member of each delivery (`settings.policy`).
+  std::unique_ptr<group_policy> policy;
+  /// True while a tick is scheduled.
+  bool tick_scheduled = false;
+  /// Counters.
+  group_counters counters;
+  /// The lines of its dead letters, rate limited.
+  dead_letter_log dead_letter_lines;
+  /// Messages received per second (counted per enqueued batch).
+  rate_meter received_rate;
+  /// Messages acked per second (counted per ack frame).
+  rate_meter acked_rate;
+};
+
+/// The group's handle type with its state.
+using group_pointer = group_actor::stateful_pointer<group_state>;
+
+/// Held messages a policy may pass over in one dispatch round while waiting
+/// for a particular member (key_hash); bounds the work of one round.
+constexpr std::size_t policy_lookahead = 1024;
+
+/// The headers a group adds to a message it dead-letters (spec 6).
+namespace dead_letter_headers {
+/// The topic the message was first published to; kept when a dead letter is
+/// dead-lettered again.
+inline constexpr std::string_view original_topic =
+    "x-tinybroker-original-topic";
+/// The id of the message as first published; kept like `original_topic`.
+inline constexpr std::string_view original_id = "x-tinybroker-original-id";
+/// The group that dead-lettered it last.
+inline constexpr std::string_view group = "x-tinybroker-group";
+/// The attempts that group made.
+inline constexpr std::string_view attempts = "x-tinybroker-attempts";
+/// Why: `rejected` or `max_deliveries`.
+inline constexpr std::string_view reason = "x-tinybroker-reason";
+/// Every group that dead-lettered it, in order, joined by ','; a group never
+/// dead-letters a message twice (it drops it instead), so loops end.
+inline constexpr std::string_view path = "x-tinybroker-dead-letter-path";
+} // namespace dead_letter_headers
+
+/// Returns the group's counters, rates, ages and members, as the Stats view
+/// and ListGroups show them (actors/group/group_stats.cpp).
+group_info describe_group(group_pointer self);
+
+/// Runs the group `name` with `settings` (defaults filled in) under the
+/// policy registered as `settings.policy` (round_robin if unknown).
+group_actor::behavior_type group_actor_impl(group_pointer self,
+                                            std::string name,
+                                            group_settings settings,
+                                            group_context ctx);
+
+} // namespace tb

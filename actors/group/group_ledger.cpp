@@ -1,0 +1,148 @@
+#include "actors/group/group_ledger.hpp"
+
+#include <algorithm>
+
+namespace tb {
+
+void group_ledger::count_in(const held& msg) {
+  held_bytes_ += msg.msg->size_bytes();
+}
+
+void group_ledger::count_out(const held& msg) {
+  held_bytes_ -= msg.msg->size_bytes();
+}
+
+void group_ledger::push_back(held msg) {
+  count_in(msg);
+  queue_.push_back(std::move(msg));
+}
+
+void group_ledger::push_front(held msg) {
+  count_in(msg);
+  queue_.push_front(std::move(msg));
+}
+
+group_ledger::held group_ledger::pop_front() {
+  auto msg = std::move(queue_.front());
+  queue_.pop_front();
+  count_out(msg);
+  return msg;
+}
+
+bool group_ledger::drop_oldest_pending() {
+  if (!queue_.empty()) {
+    pop_front();
+    return true;
+  }
+  if (!delayed_.empty()) {
+    count_out(delayed_.begin()->second);
+    delayed_.erase(delayed_.begin());
+    return true;
+  }
+  return false;
+}
+
+void group_ledger::start(uint64_t delivery_id, held msg, uint64_t member,
+                         time_point deadline) {
+  count_in(msg);
+  flights_.emplace(delivery_id, flight{std::move(msg), member, deadline});
+  deadlines_.emplace_back(deadline, delivery_id);
+}
+
+const group_ledger::flight* group_ledger::find(uint64_t delivery_id) const {
+  auto i = flights_.find(delivery_id);
+  return i != flights_.end() ? &i->second : nullptr;
+}
+
+std::optional<group_ledger::flight> group_ledger::finish(uint64_t delivery_id) {
+  auto i = flights_.find(delivery_id);
+  if (i == flights_.end())
+    return std::nullopt;
+  auto result = std::move(i->second);
+  flights_.erase(i);
+  count_out(result.message);
+  // Its deadline entry stays and is skipped when met.
+  return result;
+}
+
+void group_ledger::extend(uint64_t delivery_id, time_point deadline) {
+  auto i = flights_.find(delivery_id);
+  // Only later: an equal deadline would queue a second live entry (and
+  // `expired` report the delivery twice), an earlier one break the order.
+  if (i == flights_.end() || deadline <= i->second.deadline)
+    return;
+  i->second.deadline = deadline;
+  deadlines_.emplace_back(deadline, delivery_id);
+}
+
+std::vector<uint64_t> group_ledger::expired(time_point now) {
+  std::vector<uint64_t> result;
+  while (!deadlines_.empty() && deadlines_.front().first <= now) {
+    auto [deadline, id] = deadlines_.front();
+    deadlines_.pop_front();
+    auto i = flights_.find(id);
+    if (i != flights_.end() && i->second.deadline == deadline)
+      result.push_back(id);
+  }
+  // Drop stale entries at the head so the FIFO stays as small as the work.
+  while (!deadlines_.empty()) {
+    auto i = flights_.find(deadlines_.front().second);
+    if (i != flights_.end() && i->second.deadline == deadlines_.front().first)
+      break;
+    deadlines_.pop_front();
+  }
+  return result;
+}
+
+std::vector<uint64_t> group_ledger::flights_of(uint64_t member) const {
+  std::vector<uint64_t> result;
+  for (auto& [id, f] : flights_)
+    if (f.member == member)
+      result.push_back(id);
+  std::sort(result.begin(), result.end()); // delivery ids grow with time
+  return result;
+}
+
+void group_ledger::delay(held msg, time_point due) {
+  count_in(msg);
+  delayed_.emplace(due, std::move(msg));
+}
+
+void group_ledger::release_delayed(time_point now) {
+  // Due messages go to the head, the earliest due first in line.
+  std::vector<held> due;
+  while (!delayed_.empty() && delayed_.begin()->first <= now) {
+    due.push_back(std::move(delayed_.begin()->second));
+    delayed_.erase(delayed_.begin());
+  }
+  for (auto i = due.rbegin(); i != due.rend(); ++i)
+    queue_.push_front(std::move(*i)); // bytes stay counted
+}
+
+std::size_t group_ledger::clear() {
+  auto n = held_messages();
+  queue_.clear();
+  flights_.clear();
+  deadlines_.clear();
+  delayed_.clear();
+  held_bytes_ = 0;
+  return n;
+}
+
+std::optional<int64_t> group_ledger::oldest_pending_accepted() const {
+  std::optional<int64_t> result;
+  auto consider = [&](const held& h) {
+    auto t = h.msg->accepted_unix_nanos();
+    if (!result || t < *result)
+      result = t;
+  };
+  // The queue is in acceptance order but for redeliveries put back at its
+  // head, which are older still: its front is its oldest.
+  if (!queue_.empty())
+    consider(queue_.front());
+  for (auto& [due, h] : delayed_)
+    consider(h);
+  return result;
+}
+
+} // namespace tb

@@ -1,0 +1,147 @@
+// The extension point of consumer groups (spec 8): a policy decides which
+// member gets each message. Everything else a group does (the FIFO, credit,
+// acks, deadlines, redelivery, dead letters, bounds) is the group actor's
+// and the same for every policy.
+//
+// A group actor runs exactly one policy object, in its own thread of
+// control: the policy is the group actor's delivery logic, called inline
+// for each message it hands out (no actor hop, no locking). Write one class
+// deriving from `group_policy`, register it by name with
+// `register_policy<T>("name")` (actors/policies/policy_registry.hpp) and name
+// it in a group's `policy` setting. docs/extending.md walks through an example.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "actors/message.hpp"
+#include "actors/protocol.hpp"
+
+namespace tb {
+
+/// One member of a group: a subscription of a session.
+struct group_member {
+  /// The member's session.
+  session_actor session;
+  /// The subscription id within that session.
+  uint64_t subscription_id = 0;
+  /// The most unacked deliveries it holds at once.
+  uint32_t max_in_flight = 256;
+  /// Its unacked deliveries.
+  uint32_t in_flight = 0;
+  /// False once it left: no new deliveries, but it may still answer.
+  bool active = true;
+  /// The tags it joined with (`Subscribe.tags`), for policies to read.
+  std::vector<std::string> tags;
+  /// Its session's peer address, for the Stats view.
+  std::string peer;
+  /// Its acks, nacks and rejects, for the Stats view.
+  uint64_t acks = 0;
+  /// Its nacks.
+  uint64_t nacks = 0;
+  /// Its rejects.
+  uint64_t rejects = 0;
+
+  /// Returns true if the member takes deliveries and has free credit.
+  bool has_credit() const noexcept {
+    return active && in_flight < max_in_flight;
+  }
+
+  /// Returns true if the member joined with `tag`.
+  bool has_tag(const std::string& tag) const;
+};
+
+/// The members of a group by key, and their join order. Keys are unique
+/// within the group and never reused; 0 is never a key.
+class member_directory {
+public:
+  /// The map type behind the directory.
+  using map_type = std::unordered_map<uint64_t, group_member>;
+
+  /// Returns the member with `key`, or null.
+  const group_member* find(uint64_t key) const;
+
+  /// Returns the member with `key`, or null.
+  group_member* find(uint64_t key);
+
+  /// Returns the member with `key`, which must exist.
+  group_member& at(uint64_t key) {
+    return members_.at(key);
+  }
+
+  /// Returns the member with `key`, which must exist.
+  const group_member& at(uint64_t key) const {
+    return members_.at(key);
+  }
+
+  /// Returns every member's key (active or not) in join order.
+  const std::vector<uint64_t>& join_order() const noexcept {
+    return order_;
+  }
+
+  /// Returns how many more deliveries the active members take in total.
+  uint64_t free_credit() const;
+
+  /// Returns how many members take deliveries.
+  std::size_t active_count() const;
+
+  /// Adds `member` and returns its new key.
+  uint64_t add(group_member member);
+
+  /// Removes the member with `key`.
+  void erase(uint64_t key);
+
+  /// Iterates members as (key, member) pairs, in no particular order.
+  map_type::iterator begin() {
+    return members_.begin();
+  }
+
+  /// The end of the iteration.
+  map_type::iterator end() {
+    return members_.end();
+  }
+
+  /// Iterates members as (key, member) pairs, in no particular order.
+  map_type::const_iterator begin() const {
+    return members_.begin();
+  }
+
+  /// The end of the iteration.
+  map_type::const_iterator end() const {
+    return members_.end();
+  }
+
+private:
+  map_type members_;
+  std::vector<uint64_t> order_;
+  uint64_t next_key_ = 1;
+};
+
+/// Decides which member gets each message of a group. The group actor calls
+/// `joined` and `left` as members start and stop taking deliveries, and
+/// `pick` for each message it hands out, oldest first, while some member
+/// has credit.
+class group_policy {
+public:
+  virtual ~group_policy();
+
+  /// The member with `key` started taking deliveries: it joined, or joined
+  /// again after it left.
+  virtual void joined(uint64_t key, const group_member& member);
+
+  /// The member with `key` stopped taking deliveries: it left, or its
+  /// session ended. Its deliveries in flight are already requeued.
+  virtual void left(uint64_t key);
+
+  /// Returns the key of the member that gets `msg`: an active member with
+  /// credit. Returning 0, or a member without credit, holds `msg` back for
+  /// this round; later messages may still go out, and `msg` keeps its place
+  /// at the head of the queue.
+  virtual uint64_t pick(const message_record& msg,
+                        const member_directory& members) = 0;
+};
+
+} // namespace tb

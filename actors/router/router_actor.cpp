@@ -1,0 +1,273 @@
+#include "actors/router/router_actor.hpp"
+
+#include <memory>
+#include <vector>
+
+#include "actors/session/session_actor.hpp"
+#include "routing/pattern.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+// Returns the seed of `topic`: the fan-out targets and groups of every
+// pattern matching it.
+topic_seed seed_for(router_state& st, std::string topic) {
+  std::vector<uint64_t> keys;
+  st.patterns.match(topic, keys);
+  topic_seed seed;
+  seed.topic = std::move(topic);
+  for (auto key : keys)
+    if (auto i = st.subscriptions.find(key); i != st.subscriptions.end()) {
+      if (i->second.group)
+        seed.groups.push_back(i->second.group);
+      else
+        seed.fanout.push_back(i->second.target);
+    }
+  return seed;
+}
+
+// Answers the routes of `topics` for `session`: asks each shard for its
+// topics (with their seeds, in case a shard does not hold a topic yet) and
+// puts the answers back in the order of `topics`.
+caf::result<route_list> resolve(router_pointer self,
+                                std::vector<std::string> topics,
+                                session_actor session) {
+  auto& st = self->state;
+  std::vector<std::vector<topic_seed>> seeds(st.shards.size());
+  std::vector<std::vector<std::size_t>> positions(st.shards.size());
+  for (std::size_t i = 0; i < topics.size(); ++i) {
+    auto shard = shard_index(st, topics[i]);
+    seeds[shard].push_back(seed_for(st, std::move(topics[i])));
+    positions[shard].push_back(i);
+  }
+  std::size_t asked = 0;
+  std::size_t only = 0;
+  for (std::size_t k = 0; k < seeds.size(); ++k)
+    if (!seeds[k].empty()) {
+      ++asked;
+      only = k;
+    }
+  if (asked == 1) // the usual case: one hop less
+    return self->delegate(st.shards[only], attach_atom_v,
+                          std::move(seeds[only]), std::move(session));
+  auto promise = self->make_response_promise<route_list>();
+  auto result = std::make_shared<route_list>(topics.size());
+  auto remaining = std::make_shared<std::size_t>(asked);
+  for (std::size_t k = 0; k < seeds.size(); ++k) {
+    if (seeds[k].empty())
+      continue;
+    self->request(st.shards[k], caf::infinite, attach_atom_v,
+                  std::move(seeds[k]), session)
+        .then(
+            [promise, result, remaining,
+             where = std::move(positions[k])](route_list& routes) mutable {
+              for (std::size_t i = 0; i < routes.size(); ++i)
+                (*result)[where[i]] = std::move(routes[i]);
+              if (--*remaining == 0)
+                promise.deliver(std::move(*result));
+            },
+            [promise](caf::error& err) mutable { promise.deliver(err); });
+  }
+  return promise;
+}
+
+// Adds fan-out subscriptions and answers once every matching topic of each
+// confirmed: one request per shard for the whole batch.
+caf::result<caf::ok_atom> subscribe(router_pointer self,
+                                    fanout_subscriptions subscriptions) {
+  auto& st = self->state;
+  std::vector<fanout_subscriptions> per_shard(st.shards.size());
+  for (auto& sub : subscriptions) {
+    auto& keys = st.keys_by_session[sub.target.session.address()];
+    if (keys.empty())
+      self->monitor(sub.target.session);
+    auto subscription_id = sub.target.subscription_id;
+    if (keys.count(subscription_id) != 0)
+      continue; // already in place: idempotent
+    auto key = st.next_key++;
+    keys.emplace(subscription_id, key);
+    st.patterns.insert(sub.pattern, key);
+    st.subscriptions.emplace(key,
+                             router_subscription{sub.pattern, sub.target, {}});
+    if (is_literal_pattern(sub.pattern)) {
+      per_shard[shard_index(st, sub.pattern)].push_back(std::move(sub));
+      continue;
+    }
+    for (auto& batch : per_shard)
+      batch.push_back(sub);
+  }
+  std::size_t asked = 0;
+  for (auto& batch : per_shard)
+    asked += batch.empty() ? 0 : 1;
+  if (asked == 0)
+    return caf::ok_atom_v;
+  auto promise = self->make_response_promise<caf::ok_atom>();
+  auto remaining = std::make_shared<std::size_t>(asked);
+  auto count_down = [promise, remaining]() mutable {
+    if (--*remaining == 0)
+      promise.deliver(caf::ok_atom_v);
+  };
+  for (std::size_t k = 0; k < per_shard.size(); ++k)
+    if (!per_shard[k].empty())
+      self->request(st.shards[k], caf::infinite, add_dest_atom_v,
+                    std::move(per_shard[k]))
+          .then([count_down](caf::ok_atom) mutable { count_down(); },
+                [count_down](caf::error&) mutable { count_down(); });
+  return promise;
+}
+
+// Removes one subscription from the trie and from every matching topic.
+void unsubscribe(router_pointer self, const caf::actor_addr& session,
+                 uint64_t subscription_id) {
+  auto& st = self->state;
+  auto by_session = st.keys_by_session.find(session);
+  if (by_session == st.keys_by_session.end())
+    return;
+  auto by_id = by_session->second.find(subscription_id);
+  if (by_id == by_session->second.end())
+    return;
+  auto key = by_id->second;
+  by_session->second.erase(by_id);
+  if (by_session->second.empty()) {
+    self->demonitor(session);
+    st.keys_by_session.erase(by_session);
+  }
+  auto entry = st.subscriptions.find(key);
+  if (entry == st.subscriptions.end())
+    return;
+  auto sub = std::move(entry->second);
+  st.subscriptions.erase(entry);
+  st.patterns.erase(sub.pattern, key);
+  for (auto& shard : shards_for(st, sub.pattern))
+    self->send(shard, del_dest_atom_v, sub.pattern, sub.target);
+}
+
+// Drops every subscription of a session that ended. The shards drop it
+// through their own monitors.
+void forget_session(router_state& st, const caf::actor_addr& session) {
+  auto i = st.keys_by_session.find(session);
+  if (i == st.keys_by_session.end())
+    return;
+  for (auto& [subscription_id, key] : i->second) {
+    auto entry = st.subscriptions.find(key);
+    if (entry == st.subscriptions.end())
+      continue;
+    st.patterns.erase(entry->second.pattern, key);
+    st.subscriptions.erase(entry);
+  }
+  st.keys_by_session.erase(i);
+}
+
+} // namespace
+
+std::size_t shard_index(const router_state& st, std::string_view topic) {
+  return std::hash<std::string_view>{}(topic) % st.shards.size();
+}
+
+const topic_shard_actor& shard_of(const router_state& st,
+                                  std::string_view topic) {
+  return st.shards[shard_index(st, topic)];
+}
+
+std::vector<topic_shard_actor> shards_for(const router_state& st,
+                                          const std::string& pattern) {
+  if (is_literal_pattern(pattern))
+    return {shard_of(st, pattern)};
+  return st.shards;
+}
+
+router_actor::behavior_type router_actor_impl(router_pointer self,
+                                              router_settings settings) {
+  auto& st = self->state;
+  st.auto_create_groups = settings.auto_create_groups;
+  st.group_defaults = settings.group_defaults;
+  st.names = settings.session_context.names();
+  st.max_groups = settings.session_context.limits.max_groups;
+  auto session_ctx = settings.session_context;
+  session_ctx.router = caf::actor_cast<router_actor>(self);
+  st.group_ctx.message_ids = session_ctx.ids;
+  st.group_ctx.delivery_ids = settings.delivery_ids;
+  st.group_ctx.max_in_flight_limit = static_cast<uint32_t>(std::min<size_t>(
+      session_ctx.limits.max_in_flight_per_session, UINT32_MAX));
+  // Linked: the dead letter publisher stops with the router.
+  st.group_ctx.dead_letters = self->spawn<caf::linked>(
+      session_actor_impl, session_ctx, frame_sink_ptr{}, access_grant{});
+  st.linked_children.insert(st.group_ctx.dead_letters.address());
+  // Linked: the shards stop with the router.
+  st.quota =
+      std::make_shared<topic_quota>(settings.session_context.limits.max_topics);
+  for (std::size_t i = 0; i < std::max<std::size_t>(settings.topic_shards, 1);
+       ++i) {
+    auto shard = self->spawn<caf::linked>(
+        topic_shard_impl, settings.topic_idle_timeout, st.quota);
+    st.linked_children.insert(shard.address());
+    st.shards.push_back(std::move(shard));
+  }
+  // A child's exit is handled by its down message (or ignored); any other
+  // exit (the broker stopping) stops the router and, through the links,
+  // its shards, groups and dead letter publisher.
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (self->state.linked_children.erase(msg.source) == 0)
+      self->quit(msg.reason);
+  });
+  self->set_down_handler([self](caf::down_msg& msg) {
+    auto& st = self->state;
+    if (st.group_names.count(msg.source) != 0)
+      forget_group(self, msg.source);
+    else if (st.extensions.erase(msg.source) != 0)
+      return;
+    else
+      forget_session(st, msg.source);
+  });
+  return {
+      [self](resolve_atom, std::vector<std::string>& topics,
+             session_actor session) {
+        return resolve(self, std::move(topics), std::move(session));
+      },
+      [self](detach_atom, std::string& name, session_actor session) {
+        auto& shard = shard_of(self->state, name);
+        self->send(shard, detach_atom_v, std::move(name), std::move(session));
+      },
+      [self](sub_atom,
+             fanout_subscriptions& subscriptions) -> caf::result<caf::ok_atom> {
+        return subscribe(self, std::move(subscriptions));
+      },
+      [self](unsub_atom, uint64_t subscription_id, session_actor session) {
+        unsubscribe(self, session.address(), subscription_id);
+      },
+      [self](join_atom, std::string group, std::string pattern,
+             session_actor session, member_spec& spec) {
+        return join_group(self, std::move(group), std::move(pattern),
+                          std::move(session), std::move(spec));
+      },
+      [self](create_atom, std::string name, group_settings settings) {
+        return create_group(self, std::move(name), std::move(settings));
+      },
+      [self](delete_atom, const std::string& name) {
+        return delete_group(self, name);
+      },
+      [self](list_atom) { return list_groups(self); },
+      [self](stats_atom) {
+        auto& st = self->state;
+        return router_stats{st.quota->live(), st.subscriptions.size(),
+                            st.keys_by_session.size(), st.groups.size(),
+                            mailbox_length(self)};
+      },
+      [self](stats_atom, const stats_query& query) {
+        return describe_router(self, query);
+      },
+      [self](observe_atom, observable_actor actor) {
+        observe_extension(self, std::move(actor));
+      },
+      [self](retire_atom, session_stats& final_counts) {
+        // What an ended session still buffered is gone, not held.
+        final_counts.buffered = 0;
+        final_counts.buffered_bytes = 0;
+        accumulate(self->state.ended_sessions, final_counts);
+      },
+  };
+}
+
+} // namespace tb

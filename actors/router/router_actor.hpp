@@ -1,0 +1,180 @@
+// The router: owns the pattern trie and the topic shards.
+//
+// Wildcards are resolved when a topic or a subscription appears, never per
+// message: a new topic starts with the subscriptions the trie matches, and a
+// new subscription is added to every existing topic it matches (each shard
+// finds its own through a topic trie, not a scan). A subscribe is answered
+// only after every affected shard has updated the route caches of its
+// publishers, so every message accepted after the confirm reaches the new
+// subscription.
+//
+//   session --sub--> router --add_dest--> shard --route--> publisher sessions
+//        <---ok-----       <----ok-------       <---ok----
+//
+// A topic belongs to the shard its name hashes to. A literal pattern goes to
+// that shard only; a wildcard pattern goes to every shard.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/broker_context.hpp"
+#include "actors/group/group_actor.hpp"
+#include "actors/protocol.hpp"
+#include "actors/topic/topic_shard.hpp"
+#include "routing/sublist.hpp"
+
+namespace tb {
+
+/// One entry of the pattern trie: a fan-out subscription or a group.
+struct router_subscription {
+  /// The pattern it was made with.
+  std::string pattern;
+  /// The subscriber's session and subscription id (fan-out only).
+  fanout_target target;
+  /// The group (groups only).
+  group_actor group;
+};
+
+/// A consumer group as the router knows it.
+struct router_group {
+  /// The group actor.
+  group_actor handle;
+  /// Its settings.
+  group_settings settings;
+  /// Its key in the pattern trie.
+  uint64_t key = 0;
+};
+
+/// What the router is started with.
+struct router_settings {
+  /// How long a topic with no subscribers and no publishers lives on.
+  std::chrono::milliseconds topic_idle_timeout{60000};
+  /// The number of topic shards.
+  std::size_t topic_shards = 4;
+  /// Whether joining an unknown group creates it with `group_defaults`.
+  bool auto_create_groups = true;
+  /// Settings of auto-created groups (and of omitted settings).
+  group_settings group_defaults;
+  /// The context of the session actor that publishes dead letters; the
+  /// router fills in itself as its router.
+  broker_context session_context;
+  /// Gives group deliveries their ids.
+  std::shared_ptr<id_sequence> delivery_ids = std::make_shared<id_sequence>();
+};
+
+/// State of the router actor.
+struct router_state {
+  /// The actor's name in logs.
+  static inline const char* name = "tinybroker.router";
+
+  /// Subscription keys by pattern.
+  sublist patterns;
+  /// Subscriptions by key.
+  std::unordered_map<uint64_t, router_subscription> subscriptions;
+  /// Subscription keys by session and subscription id.
+  std::unordered_map<caf::actor_addr, std::unordered_map<uint64_t, uint64_t>>
+      keys_by_session;
+  /// The topic shards; a topic belongs to `shards[hash(name) % size]`.
+  std::vector<topic_shard_actor> shards;
+  /// The live topics of all shards, against limits.max_topics.
+  std::shared_ptr<topic_quota> quota;
+  /// Topic shards, groups and the dead letter publisher linked to the router
+  /// whose exit message is due.
+  std::unordered_set<caf::actor_addr> linked_children;
+  /// Consumer groups by name.
+  std::unordered_map<std::string, router_group> groups;
+  /// Group names by actor, to tell a stale down message from a live group.
+  std::unordered_map<caf::actor_addr, std::string> group_names;
+  /// What every group is started with.
+  group_context group_ctx;
+  /// Whether joining an unknown group creates it.
+  bool auto_create_groups = true;
+  /// Settings of auto-created groups.
+  group_settings group_defaults;
+  /// Limits of topic and pattern names.
+  name_limits names;
+  /// The most groups (`limits.max_groups`).
+  std::size_t max_groups = SIZE_MAX;
+  /// The next subscription key.
+  uint64_t next_key = 1;
+  /// The counters of every session that ended (buffers are 0 by then).
+  session_stats ended_sessions;
+  /// Extension actors listed in the Stats view, by address.
+  std::unordered_map<caf::actor_addr, observable_actor> extensions;
+};
+
+/// The router's handle type with its state.
+using router_pointer = router_actor::stateful_pointer<router_state>;
+
+/// Runs the router.
+router_actor::behavior_type router_actor_impl(router_pointer self,
+                                              router_settings settings);
+
+// -- internals shared by the router's source files ----------------------------
+
+/// Returns the index in `st.shards` of the shard that holds `topic`.
+std::size_t shard_index(const router_state& st, std::string_view topic);
+
+/// Returns the shard that holds `topic`.
+const topic_shard_actor& shard_of(const router_state& st,
+                                  std::string_view topic);
+
+/// Returns the shards that may hold topics `pattern` matches: the one of a
+/// literal pattern, all for a wildcard.
+std::vector<topic_shard_actor> shards_for(const router_state& st,
+                                          const std::string& pattern);
+
+/// Asks each shard for `pattern` to handle `(atom, pattern, arg)` and calls
+/// `done()` once all answered (a failed shard counts as answered).
+template <class Atom, class Arg>
+void request_shards(router_pointer self, const std::string& pattern, Atom atom,
+                    const Arg& arg, std::function<void()> done) {
+  auto shards = shards_for(self->state, pattern);
+  auto remaining = std::make_shared<std::size_t>(shards.size());
+  auto count_down = [done = std::move(done), remaining] {
+    if (--*remaining == 0)
+      done();
+  };
+  for (auto& shard : shards)
+    self->request(shard, caf::infinite, atom, pattern, arg)
+        .then([count_down](caf::ok_atom) { count_down(); },
+              [count_down](caf::error&) { count_down(); });
+}
+
+/// Creates a group, or answers with the existing one if identical.
+caf::result<group_info> create_group(router_pointer self, std::string name,
+                                     group_settings settings);
+
+/// Adds a member to a group, creating the group if allowed.
+caf::result<group_actor> join_group(router_pointer self, std::string name,
+                                    std::string pattern, session_actor session,
+                                    member_spec spec);
+
+/// Deletes a group; answers with how many messages it dropped.
+caf::result<uint64_t> delete_group(router_pointer self,
+                                   const std::string& name);
+
+/// Answers with every group's info, sorted by name.
+caf::result<std::vector<group_info>> list_groups(router_pointer self);
+
+/// Answers a Stats query: the router's counters, the matching topics (the
+/// first `limit` by name), every group and every extension actor.
+caf::result<router_view> describe_router(router_pointer self,
+                                         const stats_query& query);
+
+/// Lists `actor` in the Stats view until it exits.
+void observe_extension(router_pointer self, observable_actor actor);
+
+/// Forgets a group that stopped or died: out of the trie and every topic.
+void forget_group(router_pointer self, const caf::actor_addr& addr);
+
+} // namespace tb

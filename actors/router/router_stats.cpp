@@ -1,0 +1,40 @@
+// The router's part of the Stats view: its own counters, and the actors the
+// collector asks next (the topic shards, which list the topics a query
+// names, every group, the extension actors users registered).
+
+#include "actors/router/router_actor.hpp"
+#include "routing/pattern.hpp"
+
+namespace tb {
+
+caf::result<router_view> describe_router(router_pointer self,
+                                         const stats_query& query) {
+  auto& st = self->state;
+  router_view view;
+  view.router = router_stats{st.quota->live(), st.subscriptions.size(),
+                             st.keys_by_session.size(), st.groups.size(),
+                             mailbox_length(self)};
+  // The shards list their own topics; the pattern is checked here, once.
+  if (!query.topic_pattern.empty())
+    if (auto err = validate_pattern(query.topic_pattern, st.names))
+      return make_caf_error(err.code, "topic_pattern: " + err.text);
+  view.shards = st.shards;
+  view.groups.reserve(st.groups.size());
+  for (auto& [name, group] : st.groups)
+    view.groups.push_back(group.handle);
+  view.extensions.reserve(st.extensions.size());
+  for (auto& [addr, actor] : st.extensions)
+    view.extensions.push_back(actor);
+  view.ended_sessions = st.ended_sessions;
+  return view;
+}
+
+void observe_extension(router_pointer self, observable_actor actor) {
+  if (!actor)
+    return;
+  auto addr = actor.address();
+  if (self->state.extensions.emplace(addr, actor).second)
+    self->monitor(actor);
+}
+
+} // namespace tb

@@ -1,0 +1,352 @@
+#include "actors/session/session_actor.hpp"
+
+#include <chrono>
+#include <string_view>
+
+#include <caf/send.hpp>
+
+#include "actors/session/unary_call.hpp"
+#include "routing/pattern.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// Client frames whose answers may wait unwritten before the session stops
+// reading from the client.
+constexpr size_t max_control_frames = 256;
+
+// Bytes of deliveries per frame, unless a single message is larger.
+constexpr size_t max_frame_bytes = 1u << 20;
+
+// Refuses a publish of more messages than `max_publish_batch`.
+error_info check_batch_size(const session_state& st, int size,
+                            const char* what) {
+  auto limit = st.ctx.limits.max_publish_batch;
+  if (static_cast<size_t>(size) <= limit)
+    return {};
+  return make_error_info(ec::limit_exceeded, std::string{what} + " holds " +
+                                                 std::to_string(size) +
+                                                 " messages; the limit is " +
+                                                 std::to_string(limit));
+}
+
+// Writes the session's last log line. It is written here, by the actor,
+// because only the actor knows its final counts: the bridge knows how the
+// stream ended, but the counts it could ask for would lag behind what the
+// actor still writes. The actor writes it as it stops (after its last
+// frame, or when the bridge tells it the stream is gone, having recorded
+// how), so no delivery is counted after the line. `fallback` names the end
+// if the sink cannot.
+void log_end(session_pointer self, const char* fallback) {
+  auto& st = self->state;
+  if (!st.sink || st.logs.is_closed())
+    return;
+  auto ended = st.sink->end_reason();
+  st.logs.closed(st.current_stats(), ended.empty() ? fallback : ended,
+                 self->clock().now());
+}
+
+// Ends the session once everything queued has been written.
+void finish_if_drained(session_pointer self) {
+  auto& st = self->state;
+  if (!st.closing || st.publishing > 0 || !st.control.empty() ||
+      st.deliveries.has_ready() || !st.group_outbox.empty())
+    return;
+  if (st.sink)
+    st.sink->finish(ec::none, "");
+  log_end(self, "client_closed");
+  self->quit();
+}
+
+// Handles one client frame; publish frames are released when routed.
+void handle_frame(session_pointer self, const client_frame_ptr& frame) {
+  auto& st = self->state;
+  auto request_id = frame->request_id();
+  switch (frame->kind_case()) {
+  case pb::ClientFrame::kSubscribe:
+    subscribe(self, request_id, frame->subscribe());
+    break;
+  case pb::ClientFrame::kSubscribeBatch:
+    subscribe_batch(self, request_id, frame->subscribe_batch());
+    break;
+  case pb::ClientFrame::kUnsubscribe:
+    unsubscribe(self, request_id, frame->unsubscribe());
+    break;
+  case pb::ClientFrame::kPublish: {
+    auto& msgs = *frame->mutable_publish()->mutable_messages();
+    if (auto err = check_batch_size(st, msgs.size(), "publish frame")) {
+      queue_error(self, request_id, "publish", 0, err);
+      break;
+    }
+    auto job = make_publish_job(st, msgs, st.grant);
+    job->request_id = request_id;
+    job->confirm = frame->publish().confirm();
+    run_publish(self, std::move(job));
+    return; // released once routed
+  }
+  case pb::ClientFrame::kAck:
+  case pb::ClientFrame::kNack:
+  case pb::ClientFrame::kInProgress:
+    answer_deliveries(self, *frame);
+    break;
+  case pb::ClientFrame::KIND_NOT_SET:
+    queue_error(self, request_id, "unknown", 0,
+                make_error_info(ec::invalid_request,
+                                "the frame holds no request this broker "
+                                "knows"));
+    break;
+  }
+  release_frame(self);
+  flush(self);
+}
+
+// Evicts routes not used since the last sweep and tells their topics.
+void sweep_routes(session_pointer self) {
+  auto& st = self->state;
+  for (auto& topic : st.routes.sweep())
+    self->send(st.ctx.router, detach_atom_v, topic,
+               caf::actor_cast<session_actor>(self));
+  st.sweep_scheduled = st.routes.size() > 0;
+  if (st.sweep_scheduled)
+    self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
+}
+
+// Queues one Dropped frame per subscription that lost messages since its
+// last report.
+void queue_drop_notices(session_state& st) {
+  for (auto& notice : st.deliveries.take_drop_notices()) {
+    auto frame = std::make_unique<pb::ServerFrame>();
+    auto* dropped = frame->mutable_dropped();
+    dropped->set_subscription_id(notice.subscription_id);
+    dropped->set_count(notice.count);
+    dropped->set_total(notice.total);
+    st.control.push_back(std::move(frame));
+    st.stats.dropped += notice.count;
+  }
+}
+
+// Records the latency of each delivery in `frame`, from acceptance to now:
+// one clock read per frame.
+void record_latencies(session_state& st, const pb::ServerFrame& frame) {
+  if (!frame.has_deliveries())
+    return;
+  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  for (auto& delivery : frame.deliveries().deliveries())
+    st.stats.delivery_latency.record(now - delivery.accepted_unix_nanos());
+}
+
+} // namespace
+
+session_stats session_state::current_stats() const {
+  auto result = stats;
+  result.cached_routes = routes.size();
+  result.buffered = deliveries.buffered() + group_outbox.size();
+  result.dropped = deliveries.dropped_total();
+  result.buffered_bytes = deliveries.buffered_bytes();
+  result.peer = peer;
+  result.token = grant.token;
+  result.connected_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(
+          std::chrono::steady_clock::now() - started)
+          .count());
+  return result;
+}
+
+session_state::~session_state() {
+  // CAF destroys the state when the actor terminates, on every path (the
+  // client closed, the stream broke, the broker stops): the one place to
+  // hand the final counts to the router, so broker totals keep them.
+  if (sink && ctx.router)
+    caf::anon_send(ctx.router, retire_atom_v, current_stats());
+}
+
+void queue_error(session_pointer self, uint64_t request_id, const char* request,
+                 uint64_t subscription_id, const error_info& error) {
+  if (!self->state.sink)
+    return; // nobody to tell: the unary publishers answer in their reply
+  auto frame = std::make_unique<pb::ServerFrame>();
+  auto* out = frame->mutable_error();
+  out->set_request_id(request_id);
+  out->set_request(request);
+  out->set_subscription_id(subscription_id);
+  auto* err = out->mutable_error();
+  err->set_code(grpc_status_code(error.code));
+  err->set_reason(std::string{to_string(error.code)});
+  err->set_message(error.text);
+  self->state.control.push_back(std::move(frame));
+  // Refused messages of a publish are counted one by one when it finishes.
+  if (std::string_view{request} != "publish") {
+    ++self->state.stats.refused;
+    if (error.code == ec::permission_denied)
+      ++self->state.stats.denied;
+  }
+  log_refusal(self, request, error);
+}
+
+void log_refusal(session_pointer self, std::string_view request,
+                 const error_info& error, std::string_view peer) {
+  if (auto wake =
+          self->state.logs.refused(request, error, self->clock().now(), peer))
+    self->delayed_send(self, *wake, log_tick_atom_v);
+}
+
+void release_frame(session_pointer self) {
+  auto& st = self->state;
+  if (!st.sink)
+    return;
+  if (st.control.size() >= max_control_frames) {
+    ++st.owed_reads;
+    return;
+  }
+  st.sink->frame_consumed();
+}
+
+void flush(session_pointer self) {
+  auto& st = self->state;
+  if (!st.sink)
+    return;
+  for (;;) {
+    std::unique_ptr<pb::ServerFrame> frame;
+    if (!st.control.empty()) {
+      // Answers queue in the sink behind the frame being written.
+      if (!st.sink->can_queue())
+        break;
+      frame = std::move(st.control.front());
+      st.control.pop_front();
+    } else if (st.deliveries.has_ready() || !st.group_outbox.empty()) {
+      // Deliveries wait until nothing is being written, and meanwhile
+      // coalesce into fewer, larger frames.
+      if (!st.sink->ready_to_write())
+        break;
+      // Losses are turned into frames only when deliveries are about to be
+      // written: while the client does not read they add up in the buffer
+      // (one notice per subscription) instead of queueing a frame each.
+      queue_drop_notices(st);
+      if (!st.control.empty())
+        continue; // the notices go first
+      frame = std::make_unique<pb::ServerFrame>();
+      auto max = st.ctx.limits.max_frame_messages;
+      auto n = drain_group_outbox(st, *frame, max);
+      if (n < max)
+        n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
+      st.stats.delivered += n;
+      record_latencies(st, *frame);
+    } else {
+      break;
+    }
+    st.sink->write(std::move(frame));
+  }
+  if (st.logs.losing())
+    st.logs.check_caught_up(st.deliveries, self->clock().now());
+  while (st.owed_reads > 0 && st.control.size() < max_control_frames) {
+    --st.owed_reads;
+    st.sink->frame_consumed();
+  }
+  finish_if_drained(self);
+}
+
+session_actor::behavior_type session_actor_impl(session_pointer self,
+                                                broker_context ctx,
+                                                frame_sink_ptr sink,
+                                                access_grant grant) {
+  auto& st = self->state;
+  st.grant = std::move(grant);
+  st.routes = route_cache{ctx.limits.max_routes_per_session};
+  st.deliveries = delivery_buffer{ctx.limits.subscription_buffer,
+                                  ctx.limits.max_session_buffered_bytes};
+  st.ctx = std::move(ctx);
+  st.sink = std::move(sink);
+  st.started = std::chrono::steady_clock::now();
+  if (st.sink)
+    st.peer = st.sink->peer();
+  st.logs.set_peer(st.peer);
+  if (st.sink)
+    self->attach_functor([sink = st.sink](const caf::error&) {
+      sink->finish(ec::shutting_down, "the session ended");
+    });
+  // As CAF's default handler, plus the last log line: the bridge sends the
+  // exit when the stream is gone (see log_end).
+  self->set_exit_handler([self](caf::exit_msg& msg) {
+    if (!msg.reason)
+      return;
+    log_end(self, "stopped");
+    self->quit(msg.reason);
+  });
+  return {
+      [self](frame_atom, const client_frame_ptr& frame) {
+        if (!self->state.closing)
+          handle_frame(self, frame);
+      },
+      [self](writable_atom) { flush(self); },
+      [self](closed_atom) {
+        self->state.closing = true;
+        flush(self);
+      },
+      [self](deliver_atom, const fanout_batch& batch) {
+        auto& st = self->state;
+        if (st.closing)
+          return;
+        for (auto& item : batch.items)
+          st.deliveries.push(item.subscription_id, item.message);
+        if (st.deliveries.has_new_losses())
+          st.logs.lost(st.deliveries.take_new_losses(), self->clock().now());
+        flush(self);
+      },
+      [self](route_atom, const route_list& routes) {
+        for (auto& route : routes)
+          self->state.routes.update(route);
+        return caf::ok_atom_v;
+      },
+      [self](unary_atom, const unary_call_ptr& call) {
+        auto& st = self->state;
+        auto& msgs = *call->request->mutable_messages();
+        if (auto err = check_batch_size(st, msgs.size(), "publish request")) {
+          call->complete(err);
+          return;
+        }
+        auto job = make_publish_job(st, msgs, call->grant);
+        job->unary = call;
+        run_publish(self, std::move(job));
+      },
+      [self](tick_atom) { sweep_routes(self); },
+      [self](gdeliver_atom, group_delivery_batch& batch) {
+        accept_group_deliveries(self, batch);
+      },
+      [self](expired_atom, const std::vector<uint64_t>& ids) {
+        forget_deliveries(self->state, ids);
+      },
+      [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
+        end_membership(self, subscription_id, reason);
+      },
+      [self](dlq_atom, message_ref& msg) {
+        // A dead letter from a group: publish it like a client message, but
+        // to a broker-owned topic.
+        auto job = std::make_shared<publish_job>();
+        job->outcomes.resize(1);
+        job->outcomes[0].id = msg->id();
+        job->positions.push_back(0);
+        job->accepted.push_back(std::move(msg));
+        run_publish(self, std::move(job));
+      },
+      [self](log_tick_atom) {
+        if (auto wake = self->state.logs.tick(self->clock().now()))
+          self->delayed_send(self, *wake, log_tick_atom_v);
+      },
+      [self](auth_atom, access_grant& grant) {
+        change_grant(self, std::move(grant));
+      },
+      [self](stats_atom) {
+        auto result = self->state.current_stats();
+        result.mailbox = mailbox_length(self);
+        return result;
+      },
+  };
+}
+
+} // namespace tb

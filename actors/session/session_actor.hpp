@@ -1,0 +1,263 @@
+// A session: one client's conversation, one actor per gRPC Session stream.
+//
+// It validates and publishes the client's messages (routing them straight
+// to the destination sessions through its cache of topic routes), manages
+// the client's subscriptions, and buffers deliveries until the stream can
+// take them. Without a frame sink it serves unary Publish calls instead.
+//
+//   open --(client half-closes)--> closing --(frames written)--> done
+//     \____________(stream ends / broker stops: exit)____________/
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/broker_context.hpp"
+#include "actors/protocol.hpp"
+#include "actors/ring_queue.hpp"
+#include "actors/session/delivery_buffer.hpp"
+#include "actors/session/frame_sink.hpp"
+#include "actors/session/route_cache.hpp"
+#include "actors/session/session_log.hpp"
+
+namespace google::protobuf {
+template <typename Element>
+class RepeatedPtrField;
+} // namespace google::protobuf
+
+namespace tinybroker::v1 {
+class ClientFrame;
+class Message;
+class ServerFrame;
+class Subscribe;
+class SubscribeBatch;
+class Unsubscribe;
+} // namespace tinybroker::v1
+
+namespace tb {
+
+/// The outcome of one published message.
+struct publish_outcome {
+  /// The message id, 0 if refused.
+  uint64_t id = 0;
+  /// Why the message was refused, if it was.
+  error_info error;
+};
+
+/// A batch of messages on its way through a session: validated, given ids
+/// and waiting for routes.
+struct publish_job {
+  /// The request_id of the publish frame (stream publishes).
+  uint64_t request_id = 0;
+  /// True if the client asked for a confirm frame.
+  bool confirm = false;
+  /// Set for unary Publish calls, answered when routed.
+  unary_call_ptr unary;
+  /// The accepted messages, in publish order.
+  std::vector<message_ref> accepted;
+  /// For each accepted message, the index of its outcome.
+  std::vector<uint32_t> positions;
+  /// One outcome per published message, in publish order.
+  std::vector<publish_outcome> outcomes;
+  /// Routes resolved for this job (in case the cache evicts them early).
+  std::unordered_map<std::string, route_ref> resolved;
+  /// Why a topic's route lookup failed, by topic (e.g. limits.max_topics).
+  std::unordered_map<std::string, error_info> lookup_errors;
+  /// Route lookups still outstanding.
+  size_t pending_lookups = 0;
+  /// Groups that have not answered yet whether they hold the messages.
+  size_t pending_groups = 0;
+};
+
+/// One consumer group membership of a session.
+struct membership {
+  /// The group's name.
+  std::string group;
+  /// The group, once joined.
+  group_actor handle;
+  /// The unacked deliveries this membership may hold: its share of
+  /// `limits.max_in_flight_per_session`.
+  uint32_t max_in_flight = 0;
+  /// Deliveries that arrived before the join was confirmed: the group
+  /// dispatches as soon as it has the member, while the confirmation takes
+  /// the longer way through the router. Written after the Subscribed frame.
+  std::vector<group_delivery> early;
+};
+
+/// State of a session actor.
+struct session_state {
+  /// The actor's name in logs.
+  static inline const char* name = "tinybroker.session";
+
+  /// The broker's shared settings and handles.
+  broker_context ctx;
+  /// Where frames go; null for the unary publisher.
+  frame_sink_ptr sink;
+  /// The client's address (empty for the unary publisher).
+  std::string peer;
+  /// What the client's token allows (everything when auth is off; the
+  /// unary publisher checks each call's own grant instead).
+  access_grant grant;
+  /// The pattern of every subscription, fan-out and group, by id (with
+  /// auth on only): a reload that narrows the token's permissions ends
+  /// those no longer allowed.
+  std::unordered_map<uint64_t, std::string> patterns;
+  /// When the session started.
+  std::chrono::steady_clock::time_point started;
+  /// Routes of the topics this session publishes to.
+  route_cache routes{1};
+  /// Fan-out subscriptions and their unwritten deliveries.
+  delivery_buffer deliveries{65536, 64u << 20};
+  /// Group memberships by subscription id.
+  std::unordered_map<uint64_t, membership> memberships;
+  /// The group of every unanswered group delivery, by delivery id.
+  std::unordered_map<uint64_t, group_actor> delivery_owners;
+  /// Group deliveries not yet written (bounded by the members' credit).
+  ring_queue<group_delivery> group_outbox;
+  /// Frames other than deliveries, written first.
+  ring_queue<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
+  /// Client frames processed but not yet released to the reader, because
+  /// the client does not read what the session writes.
+  size_t owed_reads = 0;
+  /// Publish jobs started and not yet answered; a closing session ends
+  /// only when none is left, so no confirm is lost.
+  size_t publishing = 0;
+  /// True once the client stopped sending.
+  bool closing = false;
+  /// True while a route sweep timer is pending.
+  bool sweep_scheduled = false;
+  /// Counters.
+  session_stats stats;
+  /// Its log lines: refusals, slow-consumer losses, its end.
+  session_log logs;
+
+  /// Returns the counters as of now (without the mailbox length).
+  session_stats current_stats() const;
+
+  /// Sends the final counters of a stream's session to the router, which
+  /// keeps the totals of ended sessions.
+  ~session_state();
+};
+
+/// The session's handle type with its state.
+using session_pointer = session_actor::stateful_pointer<session_state>;
+
+/// Runs a session for one stream, writing to `sink`, for a client allowed
+/// what `grant` allows; with a null `sink` it serves unary Publish calls
+/// (each with the grant of its call).
+session_actor::behavior_type session_actor_impl(session_pointer self,
+                                                broker_context ctx,
+                                                frame_sink_ptr sink,
+                                                access_grant grant);
+
+// -- internals shared by the session's source files ---------------------------
+
+/// Starts publishing `job`: resolves missing routes, then routes it.
+void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
+
+/// Validates `messages` and turns the valid ones into accepted messages;
+/// `grant` says which topics the client may publish to.
+std::shared_ptr<publish_job> make_publish_job(
+    session_state& st,
+    google::protobuf::RepeatedPtrField<tinybroker::v1::Message>& messages,
+    const access_grant& grant);
+
+/// Queues an error frame that names the refused request.
+void queue_error(session_pointer self, uint64_t request_id, const char* request,
+                 uint64_t subscription_id, const error_info& error);
+
+/// Logs a refused request (rate limited) of this session's client, or of
+/// `peer` (a unary call's client) if given.
+void log_refusal(session_pointer self, std::string_view request,
+                 const error_info& error, std::string_view peer = {});
+
+/// Writes what the stream can take now.
+void flush(session_pointer self);
+
+/// Releases one processed client frame to the reader, or owes it while
+/// the client does not read.
+void release_frame(session_pointer self);
+
+/// Returns the number of subscriptions, fan-out and group.
+size_t subscription_count(const session_state& st);
+
+/// The answer owed to one Subscribe or SubscribeBatch frame: a Subscribe is
+/// answered with Subscribed, a batch with one SubscribedBatch once every
+/// entry is in place or refused.
+struct subscribe_answer {
+  /// The frame's request id.
+  uint64_t request_id = 0;
+  /// True for a SubscribeBatch frame.
+  bool batch = false;
+  /// Entries still waiting for the router or their group.
+  std::size_t pending = 0;
+  /// A batch's entries in place so far.
+  std::vector<uint64_t> ids;
+};
+
+/// Shared by the entries of one frame while they wait for their answers.
+using subscribe_answer_ptr = std::shared_ptr<subscribe_answer>;
+
+/// Answers a Subscribe frame: checks it, then subscribes (fan-out) or joins
+/// its group.
+void subscribe(session_pointer self, uint64_t request_id,
+               const tinybroker::v1::Subscribe& req);
+
+/// Answers a SubscribeBatch frame: each entry as `subscribe` would, the
+/// fan-out ones in one request to the router.
+void subscribe_batch(session_pointer self, uint64_t request_id,
+                     const tinybroker::v1::SubscribeBatch& req);
+
+/// Says subscription `id` of `answer`'s frame is in place.
+void confirm_subscription(session_pointer self, subscribe_answer& answer,
+                          uint64_t id);
+
+/// Marks one pending entry of `answer` done; the last one of a batch queues
+/// the SubscribedBatch frame.
+void settle_subscription(session_pointer self, subscribe_answer& answer);
+
+/// Answers an Unsubscribe frame.
+void unsubscribe(session_pointer self, uint64_t request_id,
+                 const tinybroker::v1::Unsubscribe& req);
+
+/// Takes the permissions of a reloaded token: ends each subscription they
+/// no longer allow, with an Unsubscribed frame that says why.
+void change_grant(session_pointer self, access_grant grant);
+
+/// Joins a consumer group for a Subscribe entry (already validated),
+/// answering through `answer`.
+void join_group(session_pointer self, const subscribe_answer_ptr& answer,
+                const tinybroker::v1::Subscribe& req);
+
+/// Leaves the group of `subscription_id`; false if it is no membership. The
+/// Unsubscribed frame carries `reason` (empty when the client asked).
+bool leave_group(session_pointer self, uint64_t subscription_id,
+                 const std::string& reason = {});
+
+/// Forwards an Ack, Nack or InProgress frame to the groups concerned.
+void answer_deliveries(session_pointer self,
+                       const tinybroker::v1::ClientFrame& frame);
+
+/// Takes group deliveries from the group that sent them.
+void accept_group_deliveries(session_pointer self, group_delivery_batch& batch);
+
+/// Forgets deliveries that went to another attempt.
+void forget_deliveries(session_state& st, const std::vector<uint64_t>& ids);
+
+/// Ends a membership the broker ended (its group was deleted).
+void end_membership(session_pointer self, uint64_t subscription_id,
+                    const std::string& reason);
+
+/// Moves up to `max` group deliveries into `frame`; returns how many.
+size_t drain_group_outbox(session_state& st, tinybroker::v1::ServerFrame& frame,
+                          size_t max);
+
+} // namespace tb

@@ -1,0 +1,215 @@
+// A topic shard: owns the routes of every topic whose name hashes to it, and
+// keeps the route caches of their publishing sessions up to date.
+//
+// A topic used to be an actor of its own; an actor costs about 1.5 KB before
+// it holds anything, and spawning, expiring and asking 100,000 of them one by
+// one made the router the bottleneck (issue 15). A shard holds its topics as
+// plain entries (about 0.5 KB each), creates a batch of them in one message
+// and expires them in one sweep.
+//
+// Lifecycle of a topic inside its shard:
+//
+//   created (attach) --> used --(no subscriber, no cacher, no group)--> idle
+//                          ^                                            |
+//                          +--------- attach / add_dest / add_group ----+
+//                                                                       |
+//                                         idle for topic_idle_timeout   v
+//                                                                     gone
+//
+// Publishers never send messages through a shard: they cache the route and
+// send straight to the destinations, so one publisher's messages take one
+// path and keep their order across topics (spec 4).
+
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <caf/stateful_actor.hpp>
+
+#include "actors/protocol.hpp"
+#include "routing/topic_tree.hpp"
+
+namespace tb {
+
+/// The broker-wide number of live topics, held below `limits.max_topics`;
+/// shared by the topic shards (a lock-free counter, like the message ids).
+class topic_quota {
+public:
+  /// Allows at most `max` live topics.
+  explicit topic_quota(std::size_t max) : max_(max) {}
+
+  /// Counts one more topic; returns false (counting nothing) at the limit.
+  bool try_acquire() noexcept {
+    auto live = live_.load(std::memory_order_relaxed);
+    while (live < max_)
+      if (live_.compare_exchange_weak(live, live + 1,
+                                      std::memory_order_relaxed))
+        return true;
+    return false;
+  }
+
+  /// Counts one topic less.
+  void release() noexcept {
+    live_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  /// Returns the number of live topics.
+  std::size_t live() const noexcept {
+    return live_.load(std::memory_order_relaxed);
+  }
+
+private:
+  std::atomic<std::size_t> live_{0};
+  std::size_t max_;
+};
+
+/// One topic as its shard holds it.
+struct shard_topic {
+  /// The current route, shared with every cacher.
+  route_ref current;
+  /// The sessions caching the route (its publishers).
+  std::vector<session_actor> cachers;
+  /// When the topic became idle (valid while `idle`).
+  std::chrono::steady_clock::time_point idle_since;
+  /// Neighbours in the shard's list of idle topics, oldest first.
+  shard_topic* idle_prev = nullptr;
+  /// Neighbours in the shard's list of idle topics, oldest first.
+  shard_topic* idle_next = nullptr;
+  /// True while the topic is in the idle list.
+  bool idle = false;
+};
+
+/// How one session uses one topic of the shard.
+struct topic_use {
+  /// True if the session caches the route.
+  bool caches = false;
+  /// Its fan-out subscriptions the route delivers to.
+  uint32_t subscriptions = 0;
+};
+
+/// What a shard knows about one session it monitors.
+struct shard_session {
+  /// The session.
+  session_actor handle;
+  /// The topics it caches or receives from.
+  std::unordered_map<shard_topic*, topic_use> uses;
+};
+
+/// State of a topic shard.
+struct topic_shard_state {
+  /// The actor's name in logs.
+  static inline const char* name = "tinybroker.topic_shard";
+
+  /// The topics by name.
+  std::unordered_map<std::string, shard_topic> topics;
+  /// The same names as a token trie, for matching patterns.
+  topic_tree index;
+  /// The sessions using a topic, by address.
+  std::unordered_map<caf::actor_addr, shard_session> sessions;
+  /// The oldest idle topic; the list is in the order topics became idle.
+  shard_topic* idle_head = nullptr;
+  /// The youngest idle topic.
+  shard_topic* idle_tail = nullptr;
+  /// True while an expiry tick is due.
+  bool tick_scheduled = false;
+  /// How long an idle topic lives on.
+  std::chrono::milliseconds idle_timeout{60000};
+  /// The broker-wide topic count.
+  std::shared_ptr<topic_quota> quota;
+  /// Topics created so far; a topic's versions start at `created << 32`,
+  /// above any version an earlier topic of the same name reached.
+  uint64_t created = 0;
+  /// Topics expired so far.
+  uint64_t expired = 0;
+};
+
+/// The shard's handle type with its state.
+using topic_shard_pointer =
+    topic_shard_actor::stateful_pointer<topic_shard_state>;
+
+/// The most idle topics one expiry tick removes (about a millisecond of
+/// work); the next batch follows `expiry_pause` later, so a bulk expiry
+/// never holds up a resolve or a subscribe for long, nor occupies a worker
+/// thread.
+constexpr std::size_t expiry_batch = 256;
+
+/// The pause between two expiry batches of one shard.
+constexpr std::chrono::milliseconds expiry_pause{1};
+
+/// Runs a topic shard whose idle topics live `idle_timeout`, counting its
+/// topics in `quota`.
+topic_shard_actor::behavior_type
+topic_shard_impl(topic_shard_pointer self,
+                 std::chrono::milliseconds idle_timeout,
+                 std::shared_ptr<topic_quota> quota);
+
+// -- internals shared by the shard's source files -----------------------------
+
+/// Adds `session` as a cacher of `topic`, monitoring it on first sight.
+void add_cacher(topic_shard_pointer self, shard_topic& topic,
+                const session_actor& session);
+
+/// Changed routes waiting to go to their cachers: one message per session,
+/// however many of its topics changed (a wildcard subscribe may change
+/// 100,000 routes; a request each would cost CAF a pending response each).
+struct route_pushes {
+  /// Each session and the routes it gets.
+  std::vector<std::pair<session_actor, route_list>> batches;
+  /// The index of each session's batch.
+  std::unordered_map<caf::actor_addr, std::size_t> index;
+};
+
+/// Installs `next` as the route of `topic` and stages it for every cacher.
+void install_route(shard_topic& topic, std::shared_ptr<route> next,
+                   route_pushes& pushes);
+
+/// Sends the staged routes, one request per session; calls `on_answer()`
+/// once per session when it confirmed (or died). Returns the number of
+/// requests sent.
+std::size_t send_pushes(topic_shard_pointer self, route_pushes& pushes,
+                        const std::function<void()>& on_answer);
+
+/// Moves `topic` into or out of the idle list, as its users say.
+void update_idleness(topic_shard_pointer self, shard_topic& topic);
+
+/// Expires the idle topics whose time has come (at most `expiry_batch`).
+void expire_topics(topic_shard_pointer self);
+
+/// Adds each subscription's target to every topic its pattern matches;
+/// answers once every cacher of a changed route has it (one push per
+/// cacher for the whole batch).
+caf::result<caf::ok_atom>
+shard_add_targets(topic_shard_pointer self,
+                  const fanout_subscriptions& subscriptions);
+
+/// Removes `target` from every topic `pattern` matches.
+void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
+                         const fanout_target& target);
+
+/// Adds `group` to every topic `pattern` matches; answers once every cacher
+/// of a changed route has it.
+caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
+                                          const std::string& pattern,
+                                          const group_actor& group);
+
+/// Removes `group` from every topic `pattern` matches.
+void shard_remove_group(topic_shard_pointer self, const std::string& pattern,
+                        const group_actor& group);
+
+/// Forgets a session that ended: out of every route and cacher list.
+void shard_forget_session(topic_shard_pointer self,
+                          const caf::actor_addr& addr);
+
+/// Drops the session entry of `addr` for `topic` if it neither caches nor
+/// receives, and the session entry when it uses no topic any more.
+void release_use(topic_shard_pointer self, const caf::actor_addr& addr,
+                 shard_topic& topic);
+
+} // namespace tb

@@ -1,0 +1,82 @@
+// Error codes of tinybroker and the value that carries one with its
+// explanation.
+//
+// Every refusal the broker gives names a code from `ec` and a sentence that
+// names the problem. `net/status.cpp` holds the one table from `ec` to gRPC
+// status codes; nothing else maps codes. The codes sit in the routing
+// library, the lowest layer, so that config, auth, actors and net all name
+// them.
+
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace tb {
+
+/// The broker's error codes; each maps to exactly one gRPC status code.
+enum class ec : uint8_t {
+  /// Not an error.
+  none = 0,
+  /// A topic name breaks the rules of spec 2.
+  invalid_topic,
+  /// A subscription pattern breaks the rules of spec 2.
+  invalid_pattern,
+  /// A group name breaks the rules of spec 6.
+  invalid_group_name,
+  /// A message exceeds `max_message_bytes`.
+  message_too_large,
+  /// A frame or request is malformed or misses a required field.
+  invalid_request,
+  /// A client tried to publish to a broker-owned (`$`) topic.
+  reserved_topic,
+  /// A configured limit was reached (subscriptions, batch size, buffers).
+  limit_exceeded,
+  /// A group holds its maximum and its overflow policy is `reject`.
+  group_full,
+  /// A group exists with another pattern than the one asked for.
+  group_pattern_conflict,
+  /// The named group does not exist.
+  unknown_group,
+  /// The named subscription does not exist on this session.
+  unknown_subscription,
+  /// The request carries no valid credentials.
+  unauthenticated,
+  /// The credentials do not allow this topic or pattern.
+  permission_denied,
+  /// The broker is shutting down.
+  shutting_down,
+  /// The feature is declared in the protocol but not built yet.
+  unimplemented,
+  /// A broker-internal failure (a bug): the request may be retried.
+  internal,
+};
+
+/// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.
+std::string_view to_string(ec code) noexcept;
+
+/// Returns the gRPC status code number `code` maps to (0 = OK). This is the
+/// one table from error codes to gRPC status codes.
+int grpc_status_code(ec code) noexcept;
+
+/// An error code together with a sentence that names the problem.
+struct error_info {
+  /// The code; `ec::none` means success.
+  ec code = ec::none;
+  /// What went wrong, naming the offending input.
+  std::string text;
+
+  /// Returns true if this describes an error.
+  explicit operator bool() const noexcept {
+    return code != ec::none;
+  }
+};
+
+/// Builds an `error_info` from a code and its explanation.
+inline error_info make_error_info(ec code, std::string text) {
+  return error_info{code, std::move(text)};
+}
+
+} // namespace tb
