@@ -161,8 +161,7 @@ void client_core::open_stream(lock& guard) {
   probe.set_request_id(++next_request_id_);
   probe.mutable_publish()->set_confirm(true);
   control_.push_back(std::move(probe));
-  for (auto& [id, sub] : active_)
-    control_.push_back(subscribe_frame(*sub));
+  queue_resubscribes();
 }
 
 void client_core::on_established(stream_state& stream) {

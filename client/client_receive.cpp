@@ -51,6 +51,7 @@ client_core::subscribe(const std::string& pattern, delivery_handler handler,
   active_.emplace(sub->id(), sub);
   if (stream_ != nullptr) { // else sent when a stream opens
     control_.push_back(subscribe_frame(*sub));
+    ++stats_.subscribe_frames;
     io_cv_.notify_all();
   }
   return sub;
@@ -84,6 +85,53 @@ pb::ClientFrame client_core::subscribe_frame(const subscription& sub) {
   for (auto& tag : sub.options().tags)
     req->add_tags(tag);
   return frame;
+}
+
+void client_core::queue_resubscribes() {
+  batches_.clear();
+  if (active_.size() == 1) {
+    control_.push_back(subscribe_frame(*active_.begin()->second));
+    ++stats_.subscribe_frames;
+    return;
+  }
+  pb::ClientFrame frame;
+  std::vector<uint64_t> ids;
+  auto flush = [&] {
+    if (ids.empty())
+      return;
+    frame.set_request_id(++next_request_id_);
+    batches_.emplace(frame.request_id(), std::move(ids));
+    control_.push_back(std::move(frame));
+    ++stats_.subscribe_frames;
+    frame = pb::ClientFrame{};
+    ids.clear();
+  };
+  for (auto& [id, sub] : active_) {
+    *frame.mutable_subscribe_batch()->add_subscriptions() =
+        subscribe_frame(*sub).subscribe();
+    ids.push_back(id);
+    if (ids.size() == max_resubscribes_per_frame)
+      flush();
+  }
+  flush();
+}
+
+bool client_core::resend_batch(uint64_t request_id) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  auto i = batches_.find(request_id);
+  if (i == batches_.end())
+    return false;
+  auto ids = std::move(i->second);
+  batches_.erase(i);
+  if (stream_ == nullptr)
+    return true;
+  for (auto id : ids)
+    if (auto sub = active_.find(id); sub != active_.end()) {
+      control_.push_back(subscribe_frame(*sub->second));
+      ++stats_.subscribe_frames;
+    }
+  io_cv_.notify_all();
+  return true;
 }
 
 std::shared_ptr<subscription> client_core::find(uint64_t id) {
@@ -138,6 +186,17 @@ void client_core::on_frame(const pb::ServerFrame& frame, uint64_t generation) {
     if (auto sub = find(frame.subscribed().subscription_id()))
       sub->set_subscribed(true);
     break;
+  case pb::ServerFrame::kSubscribedBatch: {
+    auto& answer = frame.subscribed_batch();
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      batches_.erase(answer.request_id());
+    }
+    for (auto id : answer.subscription_ids())
+      if (auto sub = find(id))
+        sub->set_subscribed(true);
+    break;
+  }
   case pb::ServerFrame::kUnsubscribed: {
     auto& notice = frame.unsubscribed();
     if (notice.reason().empty())
@@ -190,6 +249,10 @@ void client_core::on_error_frame(const pb::ErrorFrame& error) {
   if (error.request() == "publish") {
     complete(take_in_flight(error.request_id()), nullptr, status);
   } else if (error.request() == "subscribe") {
+    // A whole re-subscribe batch refused (the broker's
+    // limits.max_subscribe_batch is lower): its entries go one by one.
+    if (error.subscription_id() == 0 && resend_batch(error.request_id()))
+      return;
     if (auto sub = remove(error.subscription_id()))
       end_subscription(sub, status);
   } else if (!(error.request() == "unsubscribe" &&

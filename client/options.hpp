@@ -89,6 +89,9 @@ struct client_stats {
   uint64_t answer_frames = 0;
   /// Delivery ids in them.
   uint64_t answers = 0;
+  /// Subscribe and SubscribeBatch frames sent: one per `subscribe`, and
+  /// after a reconnect one per 256 subscriptions sent again.
+  uint64_t subscribe_frames = 0;
   /// Streams opened (1 + reconnects).
   uint64_t connections = 0;
 };

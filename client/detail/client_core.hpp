@@ -31,6 +31,12 @@ namespace tb::client::detail {
 /// The clock of linger times and backoff.
 using clock = std::chrono::steady_clock;
 
+/// Subscriptions sent again in one SubscribeBatch frame at most after a
+/// reconnect: well under the broker's default limits.max_subscribe_batch
+/// (4,096). A broker configured lower refuses the whole frame; its entries
+/// then go one frame each.
+inline constexpr std::size_t max_resubscribes_per_frame = 256;
+
 /// A message waiting to be sent or confirmed, with whom to tell.
 struct pending_publish {
   /// The message in wire form.
@@ -172,6 +178,8 @@ private:
   void end_subscription(const std::shared_ptr<subscription>& sub,
                         const grpc::Status& status);
   tinybroker::v1::ClientFrame subscribe_frame(const subscription& sub);
+  void queue_resubscribes();
+  bool resend_batch(uint64_t request_id);
 
   const std::string address_;
   const client_options options_;
@@ -205,6 +213,9 @@ private:
   pending_answers answers_;
   std::deque<tinybroker::v1::ClientFrame> control_;
   std::map<uint64_t, std::shared_ptr<subscription>> active_;
+  // The request_id of each SubscribeBatch frame on the current stream not
+  // yet answered, with the ids of its subscriptions.
+  std::map<uint64_t, std::vector<uint64_t>> batches_;
 };
 
 } // namespace tb::client::detail

@@ -28,6 +28,11 @@ log = logging.getLogger("tinybroker")
 END = object()  # ends a stream's frame queue: half-close
 MAX_PUBLISH_BATCH = 4096  # the broker's default limits.max_publish_batch
 MAX_ANSWER_BATCH = 512  # delivery ids merged into one answer frame at most
+#: Subscriptions sent in one SubscribeBatch frame at most: well under the
+#: broker's default limits.max_subscribe_batch (4096). A broker configured
+#: lower refuses the whole frame; the client then sends its entries one by
+#: one.
+SUBSCRIBE_BATCH = 256
 
 
 def final_error(code: grpc.StatusCode, details: str) -> TinybrokerError:
@@ -78,6 +83,9 @@ class Core:
         self._unsent: List[Tuple[int, "pb.ClientFrame", Any]] = []
         self._pending: Dict[int, Any] = {}
         self._subs: Dict[int, Any] = {}
+        # request_id of each SubscribeBatch frame on the current stream not
+        # yet answered -> the ids it carries.
+        self._batches: Dict[int, List[int]] = {}
         self._next_request = 0
         self._next_sub = 0
 
@@ -112,8 +120,9 @@ class Core:
             # that the broker serves the stream; publishes wait for it.
             out.put_nowait(pb.ClientFrame(request_id=self._next_request_id(),
                                           publish=pb.Publish(confirm=True)))
-            for sub in self._subs.values():
-                out.put_nowait(sub._frame(self._next_request_id()))
+            self._batches.clear()
+            for frame in self._subscribe_frames(list(self._subs.values())):
+                out.put_nowait(frame)
             self._out = out
             return self._generation
 
@@ -199,6 +208,14 @@ class Core:
             sub = self._subs.get(frame.subscribed.subscription_id)
             if sub is not None:
                 sub._on_subscribed()
+        elif kind == "subscribed_batch":
+            answer = frame.subscribed_batch
+            with self._guard():
+                self._batches.pop(answer.request_id, None)
+                subs = [self._subs.get(i) for i in answer.subscription_ids]
+            for sub in subs:
+                if sub is not None:
+                    sub._on_subscribed()
         elif kind == "unsubscribed":
             notice = frame.unsubscribed
             with self._guard():
@@ -220,6 +237,9 @@ class Core:
 
     def _on_error_frame(self, error: "pb.ErrorFrame") -> None:
         code = code_from_number(error.error.code)
+        if (error.request == "subscribe" and error.subscription_id == 0
+                and self._resend_batch(error.request_id, error.error)):
+            return
         with self._guard():
             future = self._pending.pop(error.request_id, None)
             sub = (self._subs.pop(error.subscription_id, None)
@@ -307,14 +327,61 @@ class Core:
 
     def _add_subscription(self, make: Callable[[int], Any]) -> Any:
         """Registers the subscription `make(id)` and sends its subscribe."""
+        return self._add_subscriptions([make])[0]
+
+    def _add_subscriptions(self, makes: List[Callable[[int], Any]]
+                           ) -> List[Any]:
+        """Registers the subscriptions `make(id)` of `makes` and sends them
+        in SubscribeBatch frames (a lone one as a Subscribe frame)."""
         with self._guard():
             self._check_open()
-            self._next_sub += 1
-            sub = make(self._next_sub)
-            self._subs[sub.id] = sub
+            subs = []
+            for make in makes:
+                self._next_sub += 1
+                sub = make(self._next_sub)
+                self._subs[sub.id] = sub
+                subs.append(sub)
             if self._out is not None:
-                self._out.put_nowait(sub._frame(self._next_request_id()))
-            return sub
+                for frame in self._subscribe_frames(subs):
+                    self._out.put_nowait(frame)
+            return subs
+
+    def _subscribe_frames(self, subs: List[Any]) -> List["pb.ClientFrame"]:
+        """The frames that subscribe `subs` (under the guard): one Subscribe
+        frame for a lone subscription, else SubscribeBatch frames of at most
+        SUBSCRIBE_BATCH entries, each remembered until its answer."""
+        if len(subs) == 1:
+            return [subs[0]._frame(self._next_request_id())]
+        frames = []
+        for at in range(0, len(subs), SUBSCRIBE_BATCH):
+            chunk = subs[at:at + SUBSCRIBE_BATCH]
+            request_id = self._next_request_id()
+            self._batches[request_id] = [sub.id for sub in chunk]
+            frames.append(pb.ClientFrame(
+                request_id=request_id,
+                subscribe_batch=pb.SubscribeBatch(subscriptions=[
+                    sub._frame(0).subscribe for sub in chunk])))
+        return frames
+
+    def _resend_batch(self, request_id: int, error: "pb.Error") -> bool:
+        """The broker refused the whole SubscribeBatch `request_id` (it is
+        configured with a lower limits.max_subscribe_batch): sends its live
+        entries one frame each. False if `request_id` is no batch of this
+        stream."""
+        with self._guard():
+            ids = self._batches.pop(request_id, None)
+            if ids is None:
+                return False
+            log.info("the broker refused a batch of %d subscribes (%s: %s); "
+                     "sending them one by one", len(ids), error.reason,
+                     error.message)
+            if self._out is not None:
+                for sub_id in ids:
+                    sub = self._subs.get(sub_id)
+                    if sub is not None:
+                        self._out.put_nowait(
+                            sub._frame(self._next_request_id()))
+        return True
 
     def _unsubscribe(self, sub: Any) -> None:
         with self._guard():

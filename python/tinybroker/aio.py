@@ -28,7 +28,7 @@ from ._types import (Delivery, Message, MessageLike, PublishResult,
                      answer_key, check_results, merge_answers,
                      to_proto_messages)
 from .errors import AuthError, ConnectError, TinybrokerError
-from .subscription import DroppedCallback, SubscriptionBase
+from .subscription import DroppedCallback, SubscriptionBase, fanout_maker
 
 __all__ = ["connect", "AsyncClient", "AsyncSubscription"]
 
@@ -342,6 +342,33 @@ class AsyncClient(Core, AsyncAdmin):
         """Fan-out subscription (see Client.subscribe)."""
         return await self._subscribe(pattern, "", 0, (), callback, on_dropped,
                                      timeout)
+
+    async def subscribe_many(self, patterns: Sequence[str],
+                             callback: Optional[AsyncDeliveryCallback] = None,
+                             *, on_dropped: Optional[DroppedCallback] = None,
+                             timeout: Optional[float] = 10.0
+                             ) -> List[AsyncSubscription]:
+        """Subscribes to each of `patterns` in SubscribeBatch frames (see
+        Client.subscribe_many)."""
+        self._check_open()
+        self._start()
+        subs = self._add_subscriptions([
+            fanout_maker(AsyncSubscription, self, pattern, callback,
+                         on_dropped, self._max_queued) for pattern in patterns])
+        if timeout is not None and timeout > 0:
+            try:
+                await asyncio.wait_for(asyncio.gather(
+                    *(sub.wait_subscribed(None) for sub in subs)), timeout)
+            except asyncio.TimeoutError:
+                for sub in subs:
+                    sub.unsubscribe()
+                raise TimeoutError(f"no answer to {len(subs)} subscribes "
+                                   f"within {timeout} s") from None
+            except BaseException:
+                for sub in subs:
+                    sub.unsubscribe()
+                raise
+        return subs
 
     async def join(self, group: str, pattern: str,
                    callback: Optional[AsyncDeliveryCallback] = None, *,

@@ -23,7 +23,8 @@ from ._types import (Delivery, Message, MessageLike, PublishResult,
                      answer_key, check_results, merge_answers,
                      to_proto_messages)
 from .errors import AuthError, ConnectError
-from .subscription import DeliveryCallback, DroppedCallback, Subscription
+from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
+                           fanout_maker)
 
 
 def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
@@ -268,6 +269,30 @@ class Client(Core, Admin):
         if refused (bad pattern: INVALID_ARGUMENT)."""
         return self._subscribe(pattern, "", 0, (), callback, on_dropped,
                                timeout)
+
+    def subscribe_many(self, patterns: Sequence[str],
+                       callback: Optional[DeliveryCallback] = None, *,
+                       on_dropped: Optional[DroppedCallback] = None,
+                       timeout: Optional[float] = 10.0) -> List[Subscription]:
+        """Subscribes to each of `patterns` (as `subscribe` does, all with
+        the same `callback`) in SubscribeBatch frames: for many patterns,
+        several times cheaper for the broker than one `subscribe` each.
+        Waits for every confirm; if the broker refused one, ends the others
+        and raises that SubscribeError."""
+        self._start()
+        subs = self._add_subscriptions([
+            fanout_maker(Subscription, self, pattern, callback, on_dropped,
+                   self._max_queued) for pattern in patterns])
+        if timeout is not None and timeout > 0:
+            deadline = time.monotonic() + timeout
+            try:
+                for sub in subs:
+                    sub.wait_subscribed(max(0.0, deadline - time.monotonic()))
+            except BaseException:
+                for sub in subs:
+                    sub.unsubscribe()
+                raise
+        return subs
 
     def join(self, group: str, pattern: str,
              callback: Optional[DeliveryCallback] = None, *,

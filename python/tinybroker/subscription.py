@@ -151,6 +151,15 @@ class Subscription(SubscriptionBase):
         self.unsubscribe()
 
 
+def fanout_maker(kind: Any, client: Any, pattern: str, callback: Any,
+                 on_dropped: Optional[DroppedCallback], max_queued: int
+                 ) -> Callable[[int], Any]:
+    """Makes a fan-out subscription of class `kind` to `pattern` once given
+    its id (for the clients' subscribe_many)."""
+    return lambda sub_id: kind(client, sub_id, pattern, "", 0, (), callback,
+                               on_dropped, max_queued)
+
+
 def subscribe_error(sub: Any, error: "pb.Error",
                     code: grpc.StatusCode) -> SubscribeError:
     """Returns the error for a refused subscribe or join."""

@@ -24,11 +24,15 @@ protected:
     ASSERT_TRUE(code.has_value());
   }
 
-  /// Starts a fresh broker on the address of the stopped one.
-  void start_broker(const std::string& address) {
-    broker_ = std::make_unique<broker_process>(
-        std::vector<std::string>{"--listen", address},
-        broker_process::default_listen);
+  /// Starts a fresh broker on the address of the stopped one, with the
+  /// config file `config` if given.
+  void start_broker(const std::string& address,
+                    const std::string& config = {}) {
+    std::vector<std::string> args{"--listen", address};
+    if (!config.empty())
+      args.insert(args.end(), {"--config", write_temp_file(config, ".toml")});
+    broker_ =
+        std::make_unique<broker_process>(args, broker_process::default_listen);
     ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
     ASSERT_EQ(broker_->address(), address);
   }
@@ -66,6 +70,67 @@ TEST_F(ClientReconnectTest, SubscriptionsResumeAfterTheBrokerRestarts) {
   EXPECT_EQ(fanout.payloads(), (std::vector<std::string>{"before", "after"}));
   EXPECT_EQ(worker.payloads(), (std::vector<std::string>{"before", "after"}));
   EXPECT_TRUE(sub->active());
+}
+
+// Subscribes `n` fan-out subscriptions `<prefix>.<i>` and waits for them.
+std::vector<std::shared_ptr<client::subscription>>
+subscribe_many(client::async_client& client, const std::string& prefix,
+               size_t n, delivery_log& log) {
+  std::vector<std::shared_ptr<client::subscription>> subs;
+  for (size_t i = 0; i < n; ++i)
+    subs.push_back(
+        client.subscribe(prefix + "." + std::to_string(i), log.handler()));
+  for (auto& sub : subs)
+    EXPECT_TRUE(sub->wait_subscribed(patience).ok()) << sub->pattern();
+  return subs;
+}
+
+// True once every one of `subs` was confirmed `times` times.
+bool all_subscribed(
+    const std::vector<std::shared_ptr<client::subscription>>& subs,
+    uint64_t times) {
+  for (auto& sub : subs)
+    if (sub->times_subscribed() != times)
+      return false;
+  return true;
+}
+
+TEST_F(ClientReconnectTest, ManySubscriptionsResumeInBatches) {
+  // 600 subscriptions go back in three SubscribeBatch frames (256 at most
+  // each); each is confirmed through the batch's SubscribedBatch answer.
+  auto client = make_client();
+  delivery_log log;
+  auto subs = subscribe_many(*client, "many", 600, log);
+  EXPECT_EQ(client->stats().subscribe_frames, 600u);
+  auto address = broker_->address();
+  stop_broker();
+  start_broker(address);
+  ASSERT_TRUE(eventually([&] { return all_subscribed(subs, 2); }));
+  client::async_client other{address, test_options()};
+  ASSERT_TRUE(other.publish({"many.599", "after", {}, {}}).get().ok());
+  EXPECT_EQ(log.wait_for(1).size(), 1u);
+  // Three frames per stream opened since (one may open on the dead
+  // connection before the broker is back).
+  auto stats = client->stats();
+  EXPECT_EQ(stats.subscribe_frames, 600u + 3u * (stats.connections - 1));
+}
+
+TEST_F(ClientReconnectTest, ABrokerWithALowerBatchLimitGetsSingleFrames) {
+  // The restarted broker refuses a batch of 5: the client sends the five
+  // subscribes again one frame each.
+  auto client = make_client();
+  delivery_log log;
+  auto subs = subscribe_many(*client, "low", 5, log);
+  auto address = broker_->address();
+  stop_broker();
+  start_broker(address, "[limits]\nmax_subscribe_batch = 2\n");
+  ASSERT_TRUE(eventually([&] { return all_subscribed(subs, 2); }));
+  for (auto& sub : subs)
+    EXPECT_TRUE(sub->active()) << sub->pattern();
+  // 5 at first, then a batch per stream opened since, and after the
+  // refusal 5 single frames.
+  auto stats = client->stats();
+  EXPECT_EQ(stats.subscribe_frames, 5u + (stats.connections - 1) + 5u);
 }
 
 TEST_F(ClientReconnectTest, DeliveriesOfTheLostStreamCannotBeAnswered) {
