@@ -169,7 +169,14 @@ bool async_client::flush(std::chrono::milliseconds timeout) {
 std::shared_ptr<subscription>
 async_client::subscribe(const std::string& pattern, delivery_handler handler,
                         subscribe_options options) {
-  return core_->subscribe(pattern, std::move(handler), std::move(options));
+  return core_->subscribe_many({pattern}, handler, options).front();
+}
+
+std::vector<std::shared_ptr<subscription>>
+async_client::subscribe_many(const std::vector<std::string>& patterns,
+                             delivery_handler handler,
+                             subscribe_options options) {
+  return core_->subscribe_many(patterns, handler, options);
 }
 
 grpc::Status async_client::create_group(const std::string& name,

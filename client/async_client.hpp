@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "client/connection.hpp"
 #include "client/delivery.hpp"
@@ -67,6 +68,16 @@ public:
   std::shared_ptr<subscription> subscribe(const std::string& pattern,
                                           delivery_handler handler,
                                           subscribe_options options = {});
+
+  /// Subscribes to each of `patterns` as `subscribe` does, all with
+  /// `handler` and `options`, in SubscribeBatch frames of up to 256: for
+  /// many patterns several times cheaper for the broker than a `subscribe`
+  /// each. Returns at once, one subscription per pattern in order; wait for
+  /// each with `wait_subscribed` (a refused one ends with its own status,
+  /// the others stand).
+  std::vector<std::shared_ptr<subscription>>
+  subscribe_many(const std::vector<std::string>& patterns,
+                 delivery_handler handler, subscribe_options options = {});
 
   /// Creates consumer group `name` with `settings` (unary CreateGroup);
   /// OK if an identical one exists.

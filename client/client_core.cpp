@@ -161,7 +161,11 @@ void client_core::open_stream(lock& guard) {
   probe.set_request_id(++next_request_id_);
   probe.mutable_publish()->set_confirm(true);
   control_.push_back(std::move(probe));
-  queue_resubscribes();
+  batches_.clear();
+  std::vector<const subscription*> subs;
+  for (auto& [id, sub] : active_)
+    subs.push_back(sub.get());
+  queue_subscribes(subs);
 }
 
 void client_core::on_established(stream_state& stream) {

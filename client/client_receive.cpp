@@ -3,6 +3,9 @@
 
 #include "client/detail/client_core.hpp"
 
+#include <algorithm>
+#include <utility>
+
 #include "client/check.hpp"
 
 namespace tb::client::detail {
@@ -29,32 +32,39 @@ grpc::Status to_status(const pb::Error& error) {
                       error.message()};
 }
 
-std::shared_ptr<subscription>
-client_core::subscribe(const std::string& pattern, delivery_handler handler,
-                       subscribe_options options) {
-  lock guard{mutex_};
-  auto sub = std::make_shared<subscription>(
-      ++next_subscription_id_, pattern, std::move(handler), std::move(options),
-      weak_from_this());
-  if (closing_ || state_ == connection_state::closed) {
-    guard.unlock();
-    sub->end(grpc::Status{grpc::StatusCode::FAILED_PRECONDITION,
-                          "the client is closed"});
-    return sub;
+std::vector<std::shared_ptr<subscription>>
+client_core::subscribe_many(const std::vector<std::string>& patterns,
+                            const delivery_handler& handler,
+                            const subscribe_options& options) {
+  std::vector<std::shared_ptr<subscription>> subs;
+  std::vector<std::pair<std::shared_ptr<subscription>, grpc::Status>> refused;
+  {
+    lock guard{mutex_};
+    std::vector<const subscription*> to_send;
+    for (auto& pattern : patterns) {
+      auto sub = std::make_shared<subscription>(
+          ++next_subscription_id_, pattern, handler, options, weak_from_this());
+      subs.push_back(sub);
+      if (closing_ || state_ == connection_state::closed)
+        refused.emplace_back(sub,
+                             grpc::Status{grpc::StatusCode::FAILED_PRECONDITION,
+                                          "the client is closed"});
+      // Refused here, never sent: the broker would end the stream.
+      else if (auto status = check_subscribe(*sub); !status.ok())
+        refused.emplace_back(sub, status);
+      else {
+        active_.emplace(sub->id(), sub);
+        to_send.push_back(sub.get());
+      }
+    }
+    if (stream_ != nullptr && !to_send.empty()) { // else sent when it opens
+      queue_subscribes(to_send);
+      io_cv_.notify_all();
+    }
   }
-  // Refused here, never sent: the broker would end the stream.
-  if (auto status = check_subscribe(*sub); !status.ok()) {
-    guard.unlock();
+  for (auto& [sub, status] : refused)
     sub->end(status);
-    return sub;
-  }
-  active_.emplace(sub->id(), sub);
-  if (stream_ != nullptr) { // else sent when a stream opens
-    control_.push_back(subscribe_frame(*sub));
-    ++stats_.subscribe_frames;
-    io_cv_.notify_all();
-  }
-  return sub;
+  return subs;
 }
 
 void client_core::unsubscribe(uint64_t id) {
@@ -87,33 +97,27 @@ pb::ClientFrame client_core::subscribe_frame(const subscription& sub) {
   return frame;
 }
 
-void client_core::queue_resubscribes() {
-  batches_.clear();
-  if (active_.size() == 1) {
-    control_.push_back(subscribe_frame(*active_.begin()->second));
+void client_core::queue_subscribes(
+    const std::vector<const subscription*>& subs) {
+  if (subs.size() == 1) {
+    control_.push_back(subscribe_frame(*subs.front()));
     ++stats_.subscribe_frames;
     return;
   }
-  pb::ClientFrame frame;
-  std::vector<uint64_t> ids;
-  auto flush = [&] {
-    if (ids.empty())
-      return;
+  for (std::size_t at = 0; at < subs.size(); at += max_subscribes_per_frame) {
+    auto end = std::min(subs.size(), at + max_subscribes_per_frame);
+    pb::ClientFrame frame;
     frame.set_request_id(++next_request_id_);
+    std::vector<uint64_t> ids;
+    for (auto i = at; i < end; ++i) {
+      *frame.mutable_subscribe_batch()->add_subscriptions() =
+          subscribe_frame(*subs[i]).subscribe();
+      ids.push_back(subs[i]->id());
+    }
     batches_.emplace(frame.request_id(), std::move(ids));
     control_.push_back(std::move(frame));
     ++stats_.subscribe_frames;
-    frame = pb::ClientFrame{};
-    ids.clear();
-  };
-  for (auto& [id, sub] : active_) {
-    *frame.mutable_subscribe_batch()->add_subscriptions() =
-        subscribe_frame(*sub).subscribe();
-    ids.push_back(id);
-    if (ids.size() == max_resubscribes_per_frame)
-      flush();
   }
-  flush();
 }
 
 bool client_core::resend_batch(uint64_t request_id) {

@@ -31,11 +31,11 @@ namespace tb::client::detail {
 /// The clock of linger times and backoff.
 using clock = std::chrono::steady_clock;
 
-/// Subscriptions sent again in one SubscribeBatch frame at most after a
-/// reconnect: well under the broker's default limits.max_subscribe_batch
-/// (4,096). A broker configured lower refuses the whole frame; its entries
-/// then go one frame each.
-inline constexpr std::size_t max_resubscribes_per_frame = 256;
+/// Subscriptions sent in one SubscribeBatch frame at most (by
+/// `subscribe_many` and after a reconnect): well under the broker's default
+/// limits.max_subscribe_batch (4,096). A broker configured lower refuses the
+/// whole frame; its entries then go one frame each.
+inline constexpr std::size_t max_subscribes_per_frame = 256;
 
 /// A message waiting to be sent or confirmed, with whom to tell.
 struct pending_publish {
@@ -119,10 +119,11 @@ public:
   /// See async_client::flush.
   bool flush(std::chrono::milliseconds timeout);
 
-  /// See async_client::subscribe.
-  std::shared_ptr<subscription> subscribe(const std::string& pattern,
-                                          delivery_handler handler,
-                                          subscribe_options options);
+  /// See async_client::subscribe_many (and subscribe, one pattern).
+  std::vector<std::shared_ptr<subscription>>
+  subscribe_many(const std::vector<std::string>& patterns,
+                 const delivery_handler& handler,
+                 const subscribe_options& options);
 
   /// Ends subscription `id` at the client's request.
   void unsubscribe(uint64_t id);
@@ -178,7 +179,7 @@ private:
   void end_subscription(const std::shared_ptr<subscription>& sub,
                         const grpc::Status& status);
   tinybroker::v1::ClientFrame subscribe_frame(const subscription& sub);
-  void queue_resubscribes();
+  void queue_subscribes(const std::vector<const subscription*>& subs);
   bool resend_batch(uint64_t request_id);
 
   const std::string address_;

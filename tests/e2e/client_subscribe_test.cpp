@@ -121,6 +121,32 @@ TEST_F(ClientSubscribeTest, ABadPatternIsRefusedWithInvalidArgument) {
   EXPECT_TRUE(client->publish({"a.b", "x", {}, {}}).get().ok());
 }
 
+TEST_F(ClientSubscribeTest, SubscribeManySendsBatchesAndRefusesOnlyTheBadOne) {
+  // 300 patterns, one of them bad: two SubscribeBatch frames (256 + 44);
+  // the bad entry ends with INVALID_ARGUMENT, the 299 others stand.
+  auto client = make_client();
+  delivery_log log;
+  strings patterns;
+  for (int i = 0; i < 300; ++i)
+    patterns.push_back(i == 150 ? "many.>.bad" : "many." + std::to_string(i));
+  auto subs = client->subscribe_many(patterns, log.handler());
+  ASSERT_EQ(subs.size(), patterns.size());
+  for (size_t i = 0; i < subs.size(); ++i) {
+    EXPECT_EQ(subs[i]->pattern(), patterns[i]);
+    auto status = subs[i]->wait_subscribed(patience);
+    if (i == 150) {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+      EXPECT_FALSE(subs[i]->active());
+    } else {
+      EXPECT_TRUE(status.ok()) << patterns[i] << ": " << status.error_message();
+    }
+  }
+  EXPECT_EQ(client->stats().subscribe_frames, 2u);
+  client->publish({"many.299", "last", {}, {}});
+  EXPECT_EQ(log.wait_for(1).size(), 1u);
+  EXPECT_EQ(log.payloads(), strings{"last"});
+}
+
 TEST_F(ClientSubscribeTest, JoiningAGroupWithAnotherPatternFailsPrecondition) {
   auto client = make_client();
   delivery_log first, second;
