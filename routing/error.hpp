@@ -2,10 +2,10 @@
 // explanation.
 //
 // Every refusal the broker gives names a code from `ec` and a sentence that
-// names the problem. `net/status.cpp` holds the one table from `ec` to gRPC
-// status codes; nothing else maps codes. The codes sit in the routing
-// library, the lowest layer, so that config, auth, actors and net all name
-// them.
+// names the problem. `grpc_status_code` (error.cpp) is the one table from
+// `ec` to gRPC status codes, which `net/status.cpp` applies; nothing else
+// maps codes. The codes sit in the routing library, the lowest layer, so
+// that config, auth, actors and net all name them.
 
 #pragma once
 

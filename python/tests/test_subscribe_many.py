@@ -62,6 +62,12 @@ def test_subscribe_many_confirms_each_and_delivers(client):
     assert subs[300].get(5).text == "wild"
 
 
+def test_a_lone_string_is_refused_before_anything_is_sent(client):
+    with pytest.raises(TypeError):
+        client.subscribe_many("sm.one")
+    assert not client._subs
+
+
 def test_subscribe_many_raises_for_a_refused_pattern_and_ends_the_rest(
         client):
     with pytest.raises(tinybroker.SubscribeError) as refused:

@@ -28,7 +28,8 @@ from ._types import (Delivery, Message, MessageLike, PublishResult,
                      answer_key, check_results, merge_answers,
                      to_proto_messages)
 from .errors import AuthError, ConnectError, TinybrokerError
-from .subscription import DroppedCallback, SubscriptionBase, fanout_maker
+from .subscription import (DroppedCallback, SubscriptionBase, check_patterns,
+                           fanout_maker)
 
 __all__ = ["connect", "AsyncClient", "AsyncSubscription"]
 
@@ -350,6 +351,7 @@ class AsyncClient(Core, AsyncAdmin):
                              ) -> List[AsyncSubscription]:
         """Subscribes to each of `patterns` in SubscribeBatch frames (see
         Client.subscribe_many)."""
+        check_patterns(patterns)
         self._check_open()
         self._start()
         subs = self._add_subscriptions([

@@ -24,7 +24,7 @@ from ._types import (Delivery, Message, MessageLike, PublishResult,
                      to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
-                           fanout_maker)
+                           check_patterns, fanout_maker)
 
 
 def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
@@ -279,6 +279,7 @@ class Client(Core, Admin):
         several times cheaper for the broker than one `subscribe` each.
         Waits for every confirm; if the broker refused one, ends the others
         and raises that SubscribeError."""
+        check_patterns(patterns)
         self._start()
         subs = self._add_subscriptions([
             fanout_maker(Subscription, self, pattern, callback, on_dropped,

@@ -151,6 +151,14 @@ class Subscription(SubscriptionBase):
         self.unsubscribe()
 
 
+def check_patterns(patterns: Any) -> None:
+    """Raises TypeError for a lone string where subscribe_many wants a list
+    (it would subscribe to each of its characters)."""
+    if isinstance(patterns, (str, bytes)):
+        raise TypeError("subscribe_many takes a list of patterns, not one "
+                        "string: use subscribe() for one pattern")
+
+
 def fanout_maker(kind: Any, client: Any, pattern: str, callback: Any,
                  on_dropped: Optional[DroppedCallback], max_queued: int
                  ) -> Callable[[int], Any]:
