@@ -8,7 +8,8 @@ import pytest
 
 import tinybroker
 import tinybroker.aio
-from tinybroker._core import SUBSCRIBE_BATCH, Core
+from tinybroker._core import Core
+from tinybroker._subscribing import SUBSCRIBE_BATCH
 from tinybroker._settings import Settings
 from conftest import Broker, wait_until
 

@@ -10,6 +10,10 @@ import grpc
 from ._proto import tinybroker_pb2 as pb
 from .errors import PublishError, code_from_number
 
+#: Ends a queue: a stream's frame queue (half-close) or a subscription's
+#: delivery queue (ended).
+END = object()
+
 __all__ = ["Message", "PublishResult", "Delivery", "MessageLike"]
 
 Payload = Union[bytes, bytearray, memoryview, str]

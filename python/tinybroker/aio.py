@@ -15,97 +15,23 @@ they stay plain methods; call them on the client's event loop.
 import asyncio
 import inspect
 from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator,
-                    Iterable, List, Optional, Sequence, Tuple, Union)
+                    Iterable, List, Optional, Sequence, Tuple)
 
 import grpc
 
 from ._admin import AsyncAdmin
-from ._core import END, MAX_ANSWER_BATCH, Core
+from ._core import MAX_ANSWER_BATCH, Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._settings import Settings, make_aio_channel, resolve
-from ._types import (Delivery, Message, MessageLike, PublishResult,
+from ._types import (END, Delivery, Message, MessageLike, PublishResult,
                      answer_key, check_results, merge_answers,
                      to_proto_messages)
-from .errors import AuthError, ConnectError, TinybrokerError
-from .subscription import (DroppedCallback, SubscriptionBase, check_patterns,
-                           fanout_maker)
+from .errors import AuthError, ConnectError
+from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
+                           DroppedCallback, check_patterns, fanout_maker)
 
 __all__ = ["connect", "AsyncClient", "AsyncSubscription"]
-
-#: A delivery handler: a plain function or a coroutine function.
-AsyncDeliveryCallback = Callable[[Delivery], Union[None, Awaitable[None]]]
-
-
-class AsyncSubscription(SubscriptionBase):
-    """One fan-out subscription or group membership of an AsyncClient:
-    `async for` its deliveries or `await get()`; `unsubscribe()` (or `async
-    with`) ends it. Kept across reconnects, like the threaded one."""
-
-    def __init__(self, client: "AsyncClient", sub_id: int, pattern: str,
-                 group: str, max_in_flight: int, tags: Sequence[str],
-                 callback: Optional[AsyncDeliveryCallback],
-                 on_dropped: Optional[DroppedCallback],
-                 max_queued: int) -> None:
-        super().__init__(client, sub_id, pattern, group, max_in_flight, tags,
-                         callback, on_dropped)
-        self._queue: "asyncio.Queue[Any]" = asyncio.Queue(max(1, max_queued))
-        self._confirmed = asyncio.Event()
-
-    def _end(self, error: Optional[TinybrokerError]) -> None:
-        if self._ended:
-            return
-        self._ended, self._end_error = True, error
-        self._confirmed.set()
-        while not self._queue.empty():
-            item = self._queue.get_nowait()
-            if isinstance(item, Delivery):
-                item.nack()
-        self._queue.put_nowait(END)
-
-    async def wait_subscribed(self, timeout: Optional[float] = 10.0) -> None:
-        """Waits for the broker's confirm; raises SubscribeError if refused,
-        TimeoutError after `timeout` seconds."""
-        try:
-            await asyncio.wait_for(self._confirmed.wait(), timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"no answer to the subscribe to "
-                               f"{self.pattern!r} within {timeout} s") from None
-        if self._end_error is not None:
-            raise self._end_error
-
-    async def get(self, timeout: Optional[float] = None) -> Optional[Delivery]:
-        """The next delivery; None once ended by unsubscribe or close. Raises
-        TimeoutError, or the reason the broker ended it."""
-        if self.callback is not None:
-            raise TypeError("this subscription hands its deliveries to its "
-                            "callback")
-        try:
-            item = await asyncio.wait_for(self._queue.get(), timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"nothing arrived within {timeout} s") from None
-        if item is END:
-            self._queue.put_nowait(END)  # for the next get
-            if self._end_error is not None:
-                raise self._end_error
-            return None
-        return item
-
-    def __aiter__(self) -> AsyncIterator[Delivery]:
-        return self
-
-    async def __anext__(self) -> Delivery:
-        item = await self.get()
-        if item is None:
-            raise StopAsyncIteration
-        return item
-
-    async def __aenter__(self) -> "AsyncSubscription":
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        self.unsubscribe()
-
 
 async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
     """The frames of one stream, runs of answers merged (as in client.py)."""
