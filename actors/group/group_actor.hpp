@@ -99,6 +99,23 @@ inline constexpr std::string_view reason = "x-tinybroker-reason";
 inline constexpr std::string_view path = "x-tinybroker-dead-letter-path";
 } // namespace dead_letter_headers
 
+/// Publishes `held`, which leaves the group unanswered for `reason`
+/// (`rejected`, `max_deliveries`), to the group's dead letter topic with the
+/// dead letter headers; drops it instead under `dead_letter = "none"` or
+/// when it already passed through this group
+/// (actors/group/group_dead_letters.cpp).
+void dead_letter(group_pointer self, const group_ledger::held& held,
+                 const char* reason);
+
+/// Holds `held` again at the head of the queue, or dead-letters it when it
+/// used up its deliveries.
+void requeue(group_pointer self, group_ledger::held held);
+
+/// Holds `msgs` again at the head of the queue, the first of them first in
+/// line, dead-lettering (in their order) those that used up their
+/// deliveries.
+void requeue_in_order(group_pointer self, std::vector<group_ledger::held> msgs);
+
 /// Returns the group's counters, rates, ages and members, as the Stats view
 /// and ListGroups show them (actors/group/group_stats.cpp).
 group_info describe_group(group_pointer self);
