@@ -87,14 +87,17 @@ void client_core::unsubscribe(uint64_t id) {
 pb::ClientFrame client_core::subscribe_frame(const subscription& sub) {
   pb::ClientFrame frame;
   frame.set_request_id(++next_request_id_);
-  auto* req = frame.mutable_subscribe();
-  req->set_subscription_id(sub.id());
-  req->set_pattern(sub.pattern());
-  req->set_group(sub.options().group);
-  req->set_max_in_flight(sub.options().max_in_flight);
-  for (auto& tag : sub.options().tags)
-    req->add_tags(tag);
+  fill_subscribe(*frame.mutable_subscribe(), sub);
   return frame;
+}
+
+void client_core::fill_subscribe(pb::Subscribe& req, const subscription& sub) {
+  req.set_subscription_id(sub.id());
+  req.set_pattern(sub.pattern());
+  req.set_group(sub.options().group);
+  req.set_max_in_flight(sub.options().max_in_flight);
+  for (auto& tag : sub.options().tags)
+    req.add_tags(tag);
 }
 
 void client_core::queue_subscribes(
@@ -110,8 +113,8 @@ void client_core::queue_subscribes(
     frame.set_request_id(++next_request_id_);
     std::vector<uint64_t> ids;
     for (auto i = at; i < end; ++i) {
-      *frame.mutable_subscribe_batch()->add_subscriptions() =
-          subscribe_frame(*subs[i]).subscribe();
+      fill_subscribe(*frame.mutable_subscribe_batch()->add_subscriptions(),
+                     *subs[i]);
       ids.push_back(subs[i]->id());
     }
     batches_.emplace(frame.request_id(), std::move(ids));

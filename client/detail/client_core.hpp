@@ -179,6 +179,8 @@ private:
   void end_subscription(const std::shared_ptr<subscription>& sub,
                         const grpc::Status& status);
   tinybroker::v1::ClientFrame subscribe_frame(const subscription& sub);
+  static void fill_subscribe(tinybroker::v1::Subscribe& req,
+                             const subscription& sub);
   void queue_subscribes(const std::vector<const subscription*>& subs);
   bool resend_batch(uint64_t request_id);
 

@@ -20,10 +20,14 @@ class _Sub:
     def __init__(self, sub_id: int) -> None:
         self.id = sub_id
 
+    def _subscribe_message(self):
+        from tinybroker._proto import tinybroker_pb2 as pb
+        return pb.Subscribe(subscription_id=self.id, pattern=f"p.{self.id}")
+
     def _frame(self, request_id: int):
         from tinybroker._proto import tinybroker_pb2 as pb
-        return pb.ClientFrame(request_id=request_id, subscribe=pb.Subscribe(
-            subscription_id=self.id, pattern=f"p.{self.id}"))
+        return pb.ClientFrame(request_id=request_id,
+                              subscribe=self._subscribe_message())
 
 
 def _core() -> Core:

@@ -62,7 +62,7 @@ class Subscribing:
             frames.append(pb.ClientFrame(
                 request_id=request_id,
                 subscribe_batch=pb.SubscribeBatch(subscriptions=[
-                    sub._frame(0).subscribe for sub in chunk])))
+                    sub._subscribe_message() for sub in chunk])))
         return frames
 
     def _resend_batch(self, request_id: int, error: "pb.Error") -> bool:

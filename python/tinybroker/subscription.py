@@ -53,10 +53,15 @@ class SubscriptionBase:
         self._ended = False
         self._end_error: Optional[TinybrokerError] = None
 
+    def _subscribe_message(self) -> "pb.Subscribe":
+        """Its Subscribe message (alone in a frame, or in a batch)."""
+        return pb.Subscribe(subscription_id=self.id, pattern=self.pattern,
+                            group=self.group, max_in_flight=self.max_in_flight,
+                            tags=self.tags)
+
     def _frame(self, request_id: int) -> "pb.ClientFrame":
-        return pb.ClientFrame(request_id=request_id, subscribe=pb.Subscribe(
-            subscription_id=self.id, pattern=self.pattern, group=self.group,
-            max_in_flight=self.max_in_flight, tags=self.tags))
+        return pb.ClientFrame(request_id=request_id,
+                              subscribe=self._subscribe_message())
 
     def _on_subscribed(self) -> None:
         self.times_subscribed += 1
