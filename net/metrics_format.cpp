@@ -222,7 +222,7 @@ const topic_metric topic_metrics[] = {
 
 // Appends the delivery latency histogram: cumulative buckets by upper
 // bound, the +Inf bucket (every delivery), the sum and the count.
-void latency_histogram(std::string& out, const pb::LatencyHistogram& h) {
+void write_latency_histogram(std::string& out, const pb::LatencyHistogram& h) {
   constexpr std::string_view name = "tinybroker_delivery_latency_seconds";
   header(out, name, "histogram",
          "Time from a message's acceptance to the write of its delivery.");
@@ -261,7 +261,7 @@ std::string render_metrics(const pb::StatsReply& reply,
          "Always 1; the label names the broker's version.");
   sample(out, "tinybroker_build_info", one_label("version", broker.version()),
          "1");
-  latency_histogram(out, broker.delivery_latency());
+  write_latency_histogram(out, broker.delivery_latency());
   if (reply.groups_size() > 0)
     for (const auto& m : group_metrics) {
       header(out, m.name, m.type, m.help);

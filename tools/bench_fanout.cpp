@@ -25,9 +25,6 @@ namespace {
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
 
-// The subscription id every subscriber uses on its own stream.
-constexpr uint64_t subscription_id = 1;
-
 // One subscriber: its stream, counters (read by the progress thread) and
 // latency samples (read after join).
 struct subscriber {

@@ -25,9 +25,6 @@ namespace {
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
 
-// The subscription id every worker uses on its own stream.
-constexpr uint64_t subscription_id = 1;
-
 // How often each sequence number arrived, shared by all workers.
 struct tally {
   explicit tally(uint64_t n) : seen(new std::atomic<uint8_t>[n]()), size(n) {}
