@@ -64,7 +64,9 @@ std::size_t caller_runs::run_queued(caf::actor_system& sys,
     ++ran;
     switch (job->resume(&unit, handoff_max_throughput)) {
     case caf::resumable::resume_later:
-      handoff_policy::push(coordinator, job, false);
+      // A busy actor, as a worker's resume_job_later: any other queued job
+      // wakes a sleeper.
+      handoff_policy::push(coordinator, job, false, 1);
       break;
     case caf::resumable::done:
     case caf::resumable::awaiting_message:

@@ -5,11 +5,12 @@
 // second thread wakes (a futex wake and a context switch, often on the other
 // core) to run B, although A's worker takes B itself a few microseconds
 // later. Here an actor made runnable from inside a worker (an internal
-// enqueue) wakes no one while it is the only job queued: the worker that
-// made it runnable runs it next. A second queued job, or a job from outside
-// the scheduler (a gRPC thread, a timer), wakes a sleeper as before, so
-// bursts still spread over all workers. docs/performance.md, "Latency at
-// everyday rates", has the measurements.
+// enqueue) wakes no one while at most two jobs are queued: the worker that
+// made them runnable runs them next (a group actor sends two messages per
+// publish: the delivery and the answer to the publisher). A third queued
+// job, or a job from outside the scheduler (a gRPC thread, a timer), wakes
+// a sleeper as before, so bursts still spread over all workers.
+// docs/performance.md, "Latency at everyday rates", has the measurements.
 //
 // A worker keeps running one actor until its mailbox is empty unless
 // `scheduler.max-throughput` bounds the messages per run; the broker sets a
@@ -36,6 +37,13 @@ namespace tb {
 /// Messages an actor handles per run under the handoff policy before it
 /// yields its worker to the next queued job.
 constexpr std::size_t handoff_max_throughput = 64;
+
+/// Jobs that may wait in the queue, made runnable by the thread that runs
+/// them next, before an internal enqueue wakes a sleeping worker. An actor
+/// that sends two messages (a group: the delivery to a member's session and
+/// the answer to the publisher's) leaves two jobs that its thread runs in a
+/// few microseconds, less than a wake-up costs.
+constexpr std::size_t handoff_wake_backlog = 2;
 
 /// True on a thread outside the scheduler that runs the jobs it enqueues
 /// itself (actors/scheduler/caller_runs.hpp): its enqueues count as a
@@ -72,17 +80,19 @@ public:
     explicit worker_data(caf::scheduler::abstract_coordinator*) {}
   };
 
-  /// Queues `job`; wakes a sleeper if `from_outside`, or if another job is
-  /// queued already (the caller's worker can run only one of them next).
+  /// Queues `job`; wakes a sleeper if `from_outside`, or if more than
+  /// `backlog` jobs are queued then (the caller's thread runs them one after
+  /// the other).
   template <class Coordinator>
-  static void push(Coordinator* self, caf::resumable* job, bool from_outside) {
+  static void push(Coordinator* self, caf::resumable* job, bool from_outside,
+                   std::size_t backlog = handoff_wake_backlog) {
     from_outside = from_outside && !handoff_caller_runs;
     auto& data = d(self);
     bool wake = false;
     {
       std::lock_guard<std::mutex> guard{data.lock};
       data.queue.push_back(job);
-      wake = data.sleeping > 0 && (from_outside || data.queue.size() > 1);
+      wake = data.sleeping > 0 && (from_outside || data.queue.size() > backlog);
       if (wake)
         ++data.wakeups;
       else if (data.sleeping > 0)
@@ -139,10 +149,11 @@ public:
     push(self->parent(), job, false);
   }
 
-  /// A job that yielded after `max-throughput` messages: to the back.
+  /// A job that yielded after `max-throughput` messages: to the back. An
+  /// actor that busy shares the load: any other queued job wakes a sleeper.
   template <class Worker>
   void resume_job_later(Worker* self, caf::resumable* job) {
-    push(self->parent(), job, false);
+    push(self->parent(), job, false, 1);
   }
 
   /// Takes the oldest job, sleeping while there is none.

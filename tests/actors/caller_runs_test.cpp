@@ -110,6 +110,46 @@ TEST(CallerRuns, TheCallerRunsTheActorItSentToAndTheActorsThatOneSendsTo) {
   caf::anon_send_exit(second, caf::exit_reason::user_shutdown);
 }
 
+// Logs its thread, then sends its int to both `left` and `right`, as a
+// group sends a delivery to a member and its answer to the publisher.
+caf::behavior log_and_fork(caf::event_based_actor* self,
+                           std::shared_ptr<thread_log> log, caf::actor left,
+                           caf::actor right) {
+  return {[self, log, left, right](int hops) {
+    log->add();
+    self->send(left, hops);
+    self->send(right, hops);
+  }};
+}
+
+// The wake-ups the handoff scheduler of `sys` has sent.
+std::uint64_t wakeups(caf::actor_system& sys) {
+  auto& data = dynamic_cast<handoff_coordinator&>(sys.scheduler()).data();
+  std::lock_guard<std::mutex> guard{data.lock};
+  return data.wakeups;
+}
+
+TEST(CallerRuns, AnActorSendingTwoMessagesWakesNoWorker) {
+  system_with s{"handoff"};
+  auto log = std::make_shared<thread_log>();
+  log->expected = 3;
+  auto left = spawn_logger(*s.sys, log);
+  auto right = spawn_logger(*s.sys, log);
+  auto fork = s.sys->spawn<caf::lazy_init>(log_and_fork, log, left, right);
+  ASSERT_TRUE(workers_asleep(*s.sys));
+  auto before = wakeups(*s.sys);
+  {
+    caller_runs runner{s.sys.get()};
+    caf::anon_send(fork, 0);
+  } // runs `fork`, then `left` and `right`, here
+  ASSERT_EQ(log->all_in.get_future().wait_for(10s), std::future_status::ready);
+  auto here = std::this_thread::get_id();
+  EXPECT_EQ(log->ids, (std::vector<std::thread::id>{here, here, here}));
+  EXPECT_EQ(wakeups(*s.sys), before);
+  for (auto& actor : {fork, left, right})
+    caf::anon_send_exit(actor, caf::exit_reason::user_shutdown);
+}
+
 TEST(CallerRuns, WithoutItAWorkerRunsTheActor) {
   system_with s{"handoff"};
   auto log = std::make_shared<thread_log>();

@@ -73,13 +73,19 @@ TEST_F(HandoffPolicyTest, AJobMadeRunnableByAWorkerWakesNoOneWhileItIsAlone) {
   EXPECT_EQ(policy.dequeue(&worker), &a);
 }
 
-TEST_F(HandoffPolicyTest, ASecondQueuedJobWakesASleeper) {
+TEST_F(HandoffPolicyTest, TwoQueuedJobsWakeNoOneAThirdWakesASleeper) {
   sleepers(1);
+  // An actor that sends two messages (a group: the delivery and the answer
+  // to the publisher) leaves two jobs its own thread runs next.
   policy.internal_enqueue(&worker, &a);
   policy.internal_enqueue(&worker, &b);
+  EXPECT_EQ(coordinator.state.wakeups, 0u);
+  EXPECT_EQ(coordinator.state.handoffs, 2u);
+  policy.internal_enqueue(&worker, &c);
   EXPECT_EQ(coordinator.state.wakeups, 1u);
   EXPECT_EQ(policy.dequeue(&worker), &a);
   EXPECT_EQ(policy.dequeue(&worker), &b);
+  EXPECT_EQ(policy.dequeue(&worker), &c);
 }
 
 TEST_F(HandoffPolicyTest, AJobFromOutsideTheWorkersWakesASleeper) {
