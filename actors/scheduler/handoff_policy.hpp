@@ -149,8 +149,8 @@ public:
     push(self->parent(), job, false);
   }
 
-  /// A job that yielded after `max-throughput` messages: to the back. An
-  /// actor that busy shares the load: any other queued job wakes a sleeper.
+  /// A job that yielded after `max-throughput` messages: to the back. A
+  /// busy actor shares the load: any other queued job wakes a sleeper.
   template <class Worker>
   void resume_job_later(Worker* self, caf::resumable* job) {
     push(self->parent(), job, false, 1);
