@@ -129,3 +129,11 @@ def test_a_key_of_another_certificate_is_refused_before_connecting(certs):
         f'the client key "{certs}/other-client.key" does not belong to the '
         f'certificate "{certs}/client.crt" (cert and key, TINYBROKER_CERT '
         "and TINYBROKER_KEY, must be a pair)")
+
+
+def test_a_lazy_clients_publish_unary_names_the_cause(mtls_broker, certs):
+    with tinybroker.connect(f"localhost:{mtls_broker.port}",
+                            ca=f"{certs}/ca.crt", lazy=True) as client:
+        with pytest.raises(tinybroker.ConnectError) as caught:
+            client.publish_unary([("tls.x", b"hello")], timeout=5)
+    assert "the broker requires a client certificate" in str(caught.value)
