@@ -25,25 +25,35 @@ std::string cert(const std::string& name) {
   return shared_test_certs().path(name);
 }
 
-// Runs `tinybroker-cli --server SERVER --timeout 5s FLAGS... health` with
-// none of the TINYBROKER_* variables of the test's environment, and `env`
-// ("NAME=VALUE" each) set; returns the exit code and the output (standard
-// output and error).
-std::pair<int, std::string>
-cli_health(const std::string& server, const std::vector<std::string>& flags,
-           const std::vector<std::string>& env = {"GRPC_VERBOSITY="}) {
+// Runs `program` with `args`, with none of the TINYBROKER_* variables of
+// the test's environment nor GRPC_VERBOSITY, and with `env` ("NAME=VALUE"
+// each) set; returns the exit code and the output (standard output and
+// error).
+std::pair<int, std::string> run_clean(const std::string& program,
+                                      const std::vector<std::string>& env,
+                                      const std::vector<std::string>& args) {
   std::vector<std::string> argv;
-  for (auto* name : {"TINYBROKER_TOKEN", "TINYBROKER_TOKEN_FILE",
-                     "TINYBROKER_CA", "TINYBROKER_CERT", "TINYBROKER_KEY",
-                     "TINYBROKER_TLS_SERVER_NAME", "TINYBROKER_SERVER"})
+  for (auto* name :
+       {"TINYBROKER_TOKEN", "TINYBROKER_TOKEN_FILE", "TINYBROKER_CA",
+        "TINYBROKER_CERT", "TINYBROKER_KEY", "TINYBROKER_TLS_SERVER_NAME",
+        "TINYBROKER_SERVER", "GRPC_VERBOSITY"})
     argv.insert(argv.end(), {"-u", name});
   argv.insert(argv.end(), env.begin(), env.end());
-  argv.insert(argv.end(),
-              {std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-cli",
-               "--server", server, "--timeout", "5s"});
-  argv.insert(argv.end(), flags.begin(), flags.end());
-  argv.push_back("health");
+  argv.push_back(program);
+  argv.insert(argv.end(), args.begin(), args.end());
   return run_command("/usr/bin/env", argv);
+}
+
+// Runs `tinybroker-cli --server SERVER --timeout 5s FLAGS... health` (see
+// `run_clean`).
+std::pair<int, std::string>
+cli_health(const std::string& server, const std::vector<std::string>& flags,
+           const std::vector<std::string>& env = {}) {
+  std::vector<std::string> args{"--server", server, "--timeout", "5s"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back("health");
+  return run_clean(std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-cli", env,
+                   args);
 }
 
 // Expects `output` to hold no line written by gRPC itself: neither its
@@ -132,6 +142,38 @@ TEST_F(TlsErrorsTest, ANameMismatchIsNamed) {
                                     "broker.example"}),
                "the broker's certificate does not carry the name "
                "\"broker.example\"");
+}
+
+TEST_F(TlsErrorsTest, TheBenchAndTheExamplesNameTheCauseWithoutRawGrpcLines) {
+  const std::string cause = "the broker's certificate is not trusted";
+  auto [bench, bench_out] = run_clean(
+      std::string{TINYBROKER_TOOLS_DIR} + "/tinybroker-bench", {},
+      {"--server", server_, "--ca", cert("other-ca.crt"), "--messages", "10"});
+  EXPECT_EQ(bench, 2) << bench_out;
+  EXPECT_NE(bench_out.find("tinybroker-bench: cannot connect to the broker "
+                           "at " +
+                           server_ + " over TLS: " + cause),
+            std::string::npos)
+      << bench_out;
+  expect_no_raw_grpc_line(bench_out);
+  auto [example, example_out] =
+      run_clean(std::string{TINYBROKER_EXAMPLES_DIR} + "/publish_subscribe",
+                {"TINYBROKER_CA=" + cert("other-ca.crt")},
+                {"--server", server_, "pub", "tls.x", "hello"});
+  EXPECT_EQ(example, 3) << example_out;
+  EXPECT_NE(example_out.find("publish_subscribe: cannot connect to the "
+                             "broker at " +
+                             server_ + " over TLS: " + cause),
+            std::string::npos)
+      << example_out;
+  expect_no_raw_grpc_line(example_out);
+  auto [python, python_out] =
+      run_clean(TINYBROKER_PYTHON3, {"PYTHONPATH=" TINYBROKER_PYTHON_GEN_DIR},
+                {TINYBROKER_PYTHON_EXAMPLE, "--server", server_, "--ca",
+                 cert("other-ca.crt"), "publish", "tls.x", "hello"});
+  EXPECT_NE(python, 0) << python_out;
+  EXPECT_NE(python_out.find(cause), std::string::npos) << python_out;
+  expect_no_raw_grpc_line(python_out);
 }
 
 TEST_F(TlsErrorsTest, GrpcVerbositySetShowsGrpcLinesThroughTheProgram) {
