@@ -1,6 +1,7 @@
 #include "client/connection.hpp"
 
 #include "client/check.hpp"
+#include "client/tls_diagnosis.hpp"
 
 #include <grpcpp/support/client_interceptor.h>
 
@@ -82,7 +83,10 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
 
 connection::connection(const std::string& address,
                        const security_options& security)
-    : connection(make_channel(address, security)) {}
+    : connection(make_channel(address, security)) {
+  address_ = address;
+  security_ = security;
+}
 
 connection::connection(std::shared_ptr<grpc::Channel> channel)
     : channel_(std::move(channel)), stub_(pb::Broker::NewStub(channel_)) {}
@@ -102,7 +106,31 @@ grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
   auto status = stub_->Publish(&ctx, request, &reply);
   if (results != nullptr)
     results->assign(reply.results().begin(), reply.results().end());
-  return status;
+  return explain(std::move(status));
+}
+
+grpc::Status connection::explain(grpc::Status status) {
+  constexpr std::string_view connect_failed =
+      "failed to connect to all addresses";
+  if (address_.empty() || // made from a channel: no address to probe
+      status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+      status.error_message().find(connect_failed) == std::string::npos)
+    return status;
+  std::lock_guard<std::mutex> guard{explain_mutex_};
+  auto now = std::chrono::steady_clock::now();
+  if (explained_at_ == std::chrono::steady_clock::time_point{} ||
+      now - explained_at_ > std::chrono::seconds(10)) {
+    explained_ =
+        diagnose_connect_failure(address_, security_, status.error_message())
+            .sentence;
+    explained_at_ = now;
+  }
+  if (explained_.empty())
+    return status;
+  return grpc::Status{status.error_code(),
+                      "cannot connect to the broker at " + address_ + ": " +
+                          explained_ + " (gRPC: " + status.error_message() +
+                          ")"};
 }
 
 std::unique_ptr<session> connection::open_session() {

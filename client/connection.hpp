@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -76,6 +77,14 @@ public:
   /// Opens a Session stream.
   std::unique_ptr<session> open_session();
 
+  /// Returns `status` with its message naming the likely cause when it is
+  /// a failed connection (UNAVAILABLE "failed to connect to all
+  /// addresses"): a TLS problem, a plain-text client at a TLS port and the
+  /// like (see client/tls_diagnosis.hpp), probing the broker's address at
+  /// most once every 10 s; other statuses as they are. `publish` answers
+  /// with it.
+  grpc::Status explain(grpc::Status status);
+
   /// Returns true once the channel is connected, waiting up to `timeout`.
   bool wait_connected(std::chrono::milliseconds timeout);
 
@@ -92,6 +101,13 @@ public:
 private:
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tinybroker::v1::Broker::Stub> stub_;
+  // The address and settings, when made from them (for `explain`).
+  std::string address_;
+  security_options security_;
+  // The last diagnosis of `explain`, and when it was made.
+  std::mutex explain_mutex_;
+  std::string explained_;
+  std::chrono::steady_clock::time_point explained_at_;
 };
 
 } // namespace tb::client

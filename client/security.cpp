@@ -5,6 +5,12 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <memory>
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 namespace tb::client {
 
@@ -37,6 +43,31 @@ std::optional<std::string> lookup_var(const env_lookup& lookup,
 std::string pick(const std::optional<std::string>& given,
                  const std::optional<std::string>& env) {
   return given ? *given : env.value_or("");
+}
+
+// Frees a BIO, an X509 and an EVP_PKEY.
+struct openssl_free {
+  void operator()(BIO* p) const {
+    BIO_free(p);
+  }
+  void operator()(X509* p) const {
+    X509_free(p);
+  }
+  void operator()(EVP_PKEY* p) const {
+    EVP_PKEY_free(p);
+  }
+};
+
+// Returns a memory BIO over `text`.
+std::unique_ptr<BIO, openssl_free> memory_bio(const std::string& text) {
+  return std::unique_ptr<BIO, openssl_free>{
+      BIO_new_mem_buf(text.data(), static_cast<int>(text.size()))};
+}
+
+// A PEM password callback that gives none: an encrypted key fails to read
+// instead of prompting on the terminal.
+int no_password(char*, int, int, void*) {
+  return 0;
 }
 
 } // namespace
@@ -112,6 +143,29 @@ std::string read_pem_file(const std::string& path, const std::string& what) {
   return text;
 }
 
+void check_key_pair(const std::string& cert_pem, const std::string& key_pem,
+                    const std::string& cert_file, const std::string& key_file) {
+  std::unique_ptr<X509, openssl_free> cert{PEM_read_bio_X509(
+      memory_bio(cert_pem).get(), nullptr, no_password, nullptr)};
+  std::unique_ptr<EVP_PKEY, openssl_free> key{PEM_read_bio_PrivateKey(
+      memory_bio(key_pem).get(), nullptr, no_password, nullptr)};
+  bool match = cert && key && X509_check_private_key(cert.get(), key.get());
+  ERR_clear_error();
+  if (!cert)
+    throw security_error("certificate file \"" + cert_file +
+                         "\" holds no certificate that can be read");
+  if (!key)
+    throw security_error("key file \"" + key_file +
+                         "\" holds no private key that can be read (it may "
+                         "be encrypted, which is not supported)");
+  if (!match)
+    throw security_error("the client key \"" + key_file +
+                         "\" does not belong to the certificate \"" +
+                         cert_file +
+                         "\" (--cert and --key, TINYBROKER_CERT and "
+                         "TINYBROKER_KEY, must be a pair)");
+}
+
 std::shared_ptr<grpc::ChannelCredentials>
 make_channel_credentials(const security_options& options) {
   check_security(options);
@@ -123,6 +177,8 @@ make_channel_credentials(const security_options& options) {
   if (!options.cert_file.empty()) {
     ssl.pem_cert_chain = read_pem_file(options.cert_file, "certificate file");
     ssl.pem_private_key = read_pem_file(options.key_file, "key file");
+    check_key_pair(ssl.pem_cert_chain, ssl.pem_private_key, options.cert_file,
+                   options.key_file);
   }
   return grpc::SslCredentials(ssl);
 }

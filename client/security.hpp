@@ -121,8 +121,16 @@ void check_security(const security_options& options);
 /// "-----BEGIN" line.
 std::string read_pem_file(const std::string& path, const std::string& what);
 
+/// Checks that PEM text `key_pem` is the private key of the (first)
+/// certificate in `cert_pem`, read from `key_file` and `cert_file` (named in
+/// errors); throws `security_error` if either cannot be read or they do not
+/// belong together, before any connection is tried.
+void check_key_pair(const std::string& cert_pem, const std::string& key_pem,
+                    const std::string& cert_file, const std::string& key_file);
+
 /// Returns TLS credentials with the PEM files of `options` read, or
-/// insecure ones when `options.tls()` is false. Throws `security_error`.
+/// insecure ones when `options.tls()` is false. Throws `security_error`
+/// (also for a client key that does not belong to its certificate).
 std::shared_ptr<grpc::ChannelCredentials>
 make_channel_credentials(const security_options& options);
 

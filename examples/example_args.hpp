@@ -13,7 +13,9 @@
 #include <vector>
 
 #include "client/async_client.hpp"
+#include "client/grpc_log.hpp"
 #include "client/reach.hpp"
+#include "client/tls_diagnosis.hpp"
 
 namespace example {
 
@@ -33,9 +35,11 @@ struct command_line {
 
 /// Parses the leading options of `argv` for program `name`: `--help` (or
 /// `-h`) prints `usage` on standard output and exits 0, `--version` prints
-/// the version and exits 0, `--server HOST:PORT` picks the broker.
+/// the version and exits 0, `--server HOST:PORT` picks the broker. Routes
+/// gRPC's log lines through the program's error output first.
 inline command_line parse_command_line(int argc, char** argv, const char* name,
                                        const std::string& usage) {
+  tb::client::route_grpc_log(name);
   command_line result{tb::client::server_from_env(), {}};
   std::vector<std::string> args(argv + 1, argv + argc);
   for (auto& arg : args) {
@@ -84,8 +88,8 @@ inline bool reach_broker(const std::string& server,
   if (reached == tb::client::reach_outcome::connected)
     return true;
   std::cerr << name << ": "
-            << tb::client::unreachable_message(server, reached, 10s,
-                                               options.security.tls())
+            << tb::client::explain_unreachable(probe.channel(), server,
+                                               options.security, reached, 10s)
             << "\n";
   return false;
 }

@@ -13,7 +13,9 @@
 #include <CLI/CLI.hpp>
 
 #include "client/connection.hpp"
+#include "client/grpc_log.hpp"
 #include "client/reach.hpp"
+#include "client/tls_diagnosis.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"
@@ -104,6 +106,7 @@ bool wants_json(int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
+  tb::client::route_grpc_log("tinybroker-bench");
   tb::bench::run_config cfg;
   explicit_flags given;
   CLI::App app{
@@ -302,8 +305,8 @@ int main(int argc, char** argv) {
   auto reached = tb::client::wait_reachable(*conn.channel(), 5s);
   if (reached != tb::client::reach_outcome::connected) {
     tb::bench::error("UNAVAILABLE",
-                     tb::client::unreachable_message(cfg.server, reached, 5s,
-                                                     security.tls()));
+                     tb::client::explain_unreachable(conn.channel(), cfg.server,
+                                                     security, reached, 5s));
     return exit_usage;
   }
   switch (cfg.kind) {

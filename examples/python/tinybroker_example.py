@@ -22,7 +22,13 @@ TINYBROKER_KEY, TINYBROKER_TLS_SERVER_NAME; a flag beats its variable):
 """
 
 import argparse
+import os
 import sys
+
+# gRPC's C core writes lines of its own ("E1204 ... ssl_transport_security.cc
+# ...") to the terminal; the client's errors name the cause, so they are off
+# unless GRPC_VERBOSITY asks for them. Set before grpc is imported.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
 
 try:
     import tinybroker

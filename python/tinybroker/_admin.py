@@ -7,6 +7,7 @@ from typing import (Any, Callable, Iterable, List, Mapping, Optional,
 import grpc
 
 from ._proto import tinybroker_pb2 as pb
+from ._tls_diagnosis import TlsFiles, connect_message
 from ._types import MessageLike, PublishResult, to_proto_messages
 from .errors import AuthError, BrokerError, ConnectError, TinybrokerError
 
@@ -43,13 +44,14 @@ def create_request(name: str, pattern: str,
     return pb.CreateGroupRequest(name=name, settings=out)
 
 
-def to_error(err: grpc.RpcError, server: str = "") -> TinybrokerError:
+def to_error(err: grpc.RpcError, server: str = "",
+             files: Optional[TlsFiles] = None) -> TinybrokerError:
     """Returns the error for a failed unary call: the broker sends
-    "reason: sentence" as the status message."""
+    "reason: sentence" as the status message. A failed connection names its
+    likely cause (TLS `files`, see _tls_diagnosis)."""
     code, details = err.code(), err.details() or ""
     if code == grpc.StatusCode.UNAVAILABLE and server:
-        return ConnectError(f"cannot reach the broker at {server}: "
-                            f"{code.name}: {details}", code)
+        return ConnectError(connect_message(server, files, code, details), code)
     reason = details.split(":", 1)[0] if ":" in details else ""
     if " " in reason:
         reason = ""
@@ -62,13 +64,13 @@ def to_error(err: grpc.RpcError, server: str = "") -> TinybrokerError:
 
 def call(method: Callable[..., Any], request: Any,
          metadata: Sequence[Tuple[str, str]], timeout: Optional[float] = 10.0,
-         server: str = "") -> Any:
+         server: str = "", files: Optional[TlsFiles] = None) -> Any:
     """Calls a unary method; raises BrokerError / AuthError (ConnectError
     for UNAVAILABLE when `server` is given) on failure."""
     try:
         return method(request, metadata=metadata, timeout=timeout)
     except grpc.RpcError as err:
-        raise to_error(err, server) from None
+        raise to_error(err, server, files) from None
 
 
 class Admin:
@@ -86,7 +88,7 @@ class Admin:
         AuthError (token refused), BrokerError (the whole request refused)."""
         request = pb.PublishRequest(messages=to_proto_messages(messages))
         reply = call(self._stub.Publish, request, self._settings.metadata, timeout,
-                     self.server)
+                     self.server, self._settings.tls_files)
         return [PublishResult.from_proto(r) for r in reply.results]
 
     def create_group(self, name: str, pattern: str, **settings: Any
@@ -135,7 +137,7 @@ class AsyncAdmin:
             return await method(request, metadata=self._settings.metadata,
                                 timeout=timeout)
         except grpc.RpcError as err:
-            raise to_error(err, server) from None
+            raise to_error(err, server, self._settings.tls_files) from None
 
     async def publish_unary(self, messages: Iterable[MessageLike],
                             timeout: Optional[float] = 10.0

@@ -16,6 +16,7 @@ import grpc
 
 from ._proto import tinybroker_pb2 as pb
 from ._settings import Settings, is_permanent
+from ._tls_diagnosis import connect_message
 from ._types import END, Delivery, PublishResult, answer_frame
 from .errors import (AuthError, ClientClosedError, ConnectError,
                      ConnectionLostError, PublishQueueFullError,
@@ -163,8 +164,8 @@ class Core(Subscribing):
             if is_permanent(code):
                 error = final_error(code, details)
             elif self._connections == 1 and not got_frame:
-                error = ConnectError(f"cannot reach the broker at {self.server}"
-                                     f": {code.name}: {details}", code)
+                error = ConnectError(connect_message(
+                    self.server, self._settings.tls_files, code, details), code)
             elif self._failures >= self._max_attempts:
                 error = ConnectionLostError(
                     f"gave up after {self._failures} failed attempts to reach "

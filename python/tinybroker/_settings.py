@@ -8,6 +8,7 @@ from typing import List, Optional, Sequence, Tuple
 
 import grpc
 
+from ._tls_diagnosis import TlsFiles, check_key_pair
 from .errors import SecurityError
 
 DEFAULT_SERVER = "127.0.0.1:7400"
@@ -28,6 +29,7 @@ class Settings:
     credentials: Optional[grpc.ChannelCredentials]
     metadata: Tuple[Tuple[str, str], ...]
     options: List[Tuple[str, object]]
+    tls_files: TlsFiles = TlsFiles()
 
 
 def _env(name: str) -> Optional[str]:
@@ -81,6 +83,12 @@ def resolve(server: Optional[str] = None, *, token: Optional[str] = None,
         raise SecurityError("a client certificate (cert, TINYBROKER_CERT) "
                             "needs its key (key, TINYBROKER_KEY), and a key "
                             "its certificate")
+    if cert is not None and key is not None:
+        _read(cert, "certificate file")  # an unreadable file is named first
+        _read(key, "key file")
+        mismatch = check_key_pair(cert, key)
+        if mismatch:
+            raise SecurityError(mismatch)
     options = list(RECONNECT_OPTIONS) + list(channel_options)
     credentials = None
     if ca is not None or cert is not None:
@@ -90,7 +98,8 @@ def resolve(server: Optional[str] = None, *, token: Optional[str] = None,
             certificate_chain=_read(cert, "certificate file") if cert else None)
         if name:
             options.append(("grpc.ssl_target_name_override", name))
-    return Settings(server, credentials, metadata, options)
+    files = TlsFiles(ca, cert, key, name) if credentials else TlsFiles()
+    return Settings(server, credentials, metadata, options, files)
 
 
 def make_channel(settings: Settings) -> grpc.Channel:

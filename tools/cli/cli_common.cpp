@@ -2,6 +2,7 @@
 
 #include "client/check.hpp"
 #include "client/reach.hpp"
+#include "client/tls_diagnosis.hpp"
 #include "config/config_loader.hpp"
 #include "tools/cli/json_writer.hpp"
 #include "tools/security_flags.hpp"
@@ -107,8 +108,9 @@ std::unique_ptr<client::connection> connect(const connection_options& opts) {
   auto outcome = client::wait_reachable(*conn->channel(), opts.timeout);
   if (outcome != client::reach_outcome::connected)
     throw cli_failure(exit_unreachable,
-                      client::unreachable_message(opts.server, outcome,
-                                                  opts.timeout, security.tls()),
+                      client::explain_unreachable(conn->channel(), opts.server,
+                                                  security, outcome,
+                                                  opts.timeout),
                       "UNAVAILABLE");
   return conn;
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string>
 
+#include "client/grpc_log.hpp"
 #include "tools/cli/cli_common.hpp"
 
 namespace {
@@ -56,6 +57,7 @@ void print_error(bool json, const std::string& status,
 
 int main(int argc, char** argv) {
   using namespace tb::cli;
+  tb::client::route_grpc_log("tinybroker-cli");
   CLI::App app{"tinybroker-cli: publish, subscribe, manage consumer groups, "
                "watch and measure a tinybroker from the shell.\n"
                "Exit codes: 0 ok, 1 refused by the broker, 2 usage error, "
