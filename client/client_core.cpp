@@ -313,8 +313,9 @@ void client_core::finish_stream(lock& guard) {
 grpc::Status
 client_core::wait_closed(std::optional<std::chrono::milliseconds> timeout) {
   lock guard{mutex_};
+  // Once closed, and the final status (if any) given to on_error.
   auto closed = [this] {
-    return state_ == connection_state::closed;
+    return state_ == connection_state::closed && !reporting_;
   };
   if (!timeout)
     state_cv_.wait(guard, closed);
@@ -341,6 +342,7 @@ void client_core::shut_down(lock& guard) {
                                        "the client was closed before the "
                                        "message was sent"}
                         : final_status_;
+  reporting_ = !closing && !status.ok(); // wait_closed waits for the report
   state_ = connection_state::closed;
   state_cv_.notify_all();
   fail_unsent(guard, status);
@@ -352,6 +354,8 @@ void client_core::shut_down(lock& guard) {
   if (!closing && !status.ok())
     closed_for_good(status);
   guard.lock();
+  reporting_ = false;
+  state_cv_.notify_all();
 }
 
 } // namespace tb::client::detail

@@ -218,6 +218,8 @@ private:
   // nothing refused here); asked once, before the first stream.
   std::size_t max_message_bytes_ = 0;
   bool limits_known_ = false;
+  // Set while the final status is given to on_error (wait_closed waits).
+  bool reporting_ = false;
   std::unique_ptr<stream_state> stream_;
   std::deque<pending_publish> unsent_;
   std::size_t unsent_bytes_ = 0;
