@@ -74,6 +74,8 @@ class Core(Subscribing):
         # Whether connect() waits for the first stream and raises its
         # failure itself (so that it is not reported again; not lazy).
         self._raises_first = False
+        # True while a give-up is being logged and given to on_error.
+        self._reporting = False
         self._generation = 0
         self._connections = 0
         self._failures = 0
@@ -179,10 +181,16 @@ class Core(Subscribing):
             if error is None:
                 return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
                            self._backoff[1])
-            self._shut_down(error)
             first = self._connections == 1 and not got_frame
-        if not (first and self._raises_first):
+            report = not (first and self._raises_first)
+            # wait_closed returns only once the report is made.
+            self._reporting = report
+            self._shut_down(error)
+        if report:
             self._closed_for_good(error)
+            with self._guard():
+                self._reporting = False
+                self._set_state("closed")  # wakes wait_closed
         return None
 
     def _closed_for_good(self, error: TinybrokerError) -> None:

@@ -347,7 +347,7 @@ class AsyncClient(Core, AsyncAdmin):
         or TimeoutError after `timeout` seconds."""
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
-        while self._state != "closed":
+        while self._state != "closed" or self._reporting:
             left = None if deadline is None else deadline - loop.time()
             try:
                 await asyncio.wait_for(self._changed.wait(), left)

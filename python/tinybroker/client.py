@@ -358,8 +358,9 @@ class Client(Core, Admin):
         when the broker is gone. Raises TimeoutError after `timeout`
         seconds."""
         with self._lock:
-            if not self._lock.wait_for(lambda: self._state == "closed",
-                                       timeout):
+            if not self._lock.wait_for(
+                    lambda: self._state == "closed" and not self._reporting,
+                    timeout):
                 raise TimeoutError(f"the client of {self.server} is still "
                                    f"open after {timeout} s")
             error = self._closed_error()
