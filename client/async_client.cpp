@@ -136,6 +136,14 @@ connection_state async_client::state() const {
   return core_->state();
 }
 
+grpc::Status async_client::wait_closed() {
+  return core_->wait_closed(std::nullopt);
+}
+
+grpc::Status async_client::wait_closed(std::chrono::milliseconds timeout) {
+  return core_->wait_closed(timeout);
+}
+
 client_stats async_client::stats() const {
   return core_->stats();
 }

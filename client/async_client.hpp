@@ -49,6 +49,20 @@ public:
   /// The connection's state.
   connection_state state() const;
 
+  /// Blocks until the client is closed and returns why: OK after `close`;
+  /// the status it closed itself with for good otherwise, UNAVAILABLE
+  /// "gave up after N failed attempts to reach the broker at ADDRESS" when
+  /// reconnecting failed `reconnect_max_attempts` times, or a status no
+  /// attempt can fix (UNAUTHENTICATED, ...). So a worker that consumes
+  /// through callbacks can end with `return client.wait_closed().ok() ? 0 :
+  /// 1;` and be restarted by its supervisor. That status also goes to
+  /// `on_error` once (or, without one, as a warning line to stderr).
+  grpc::Status wait_closed();
+
+  /// As `wait_closed()`, waiting at most `timeout`: DEADLINE_EXCEEDED if
+  /// the client is still open then.
+  grpc::Status wait_closed(std::chrono::milliseconds timeout);
+
   /// What the client sent so far.
   client_stats stats() const;
 

@@ -5,6 +5,7 @@
 #include "client/detail/client_core.hpp"
 
 #include <algorithm>
+#include <iostream>
 
 namespace tb::client::detail {
 
@@ -67,6 +68,10 @@ void client_core::close() {
     io_cv_.notify_all();
     state_cv_.notify_all();
   }
+  // on_error may close the client from the I/O thread (at the give-up):
+  // the destructor joins it later.
+  if (std::this_thread::get_id() == io_thread_.get_id())
+    return;
   if (io_thread_.joinable())
     io_thread_.join();
   callbacks_.close();
@@ -134,12 +139,31 @@ bool client_core::connect(lock& guard) {
     if (closing_)
       break;
     if (up) {
+      learn_limits(guard);
       open_stream(guard);
       return true;
     }
     ++failures_;
   }
   return false;
+}
+
+void client_core::learn_limits(lock& guard) {
+  if (limits_known_)
+    return;
+  guard.unlock();
+  pb::InfoReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() +
+                   std::max(options_.reconnect_max_backoff,
+                            std::chrono::milliseconds{1000}));
+  auto status = stub_->Info(&ctx, pb::InfoRequest{}, &reply);
+  guard.lock();
+  // UNIMPLEMENTED: a broker before Info; its limits stay unchecked here.
+  if (status.ok() || status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+    limits_known_ = true;
+    max_message_bytes_ = status.ok() ? reply.max_message_bytes() : 0;
+  }
 }
 
 void client_core::open_stream(lock& guard) {
@@ -286,12 +310,39 @@ void client_core::finish_stream(lock& guard) {
     final_status_ = status;
 }
 
+grpc::Status
+client_core::wait_closed(std::optional<std::chrono::milliseconds> timeout) {
+  lock guard{mutex_};
+  // Once closed, and the final status (if any) given to on_error.
+  auto closed = [this] {
+    return state_ == connection_state::closed && !reporting_;
+  };
+  if (!timeout)
+    state_cv_.wait(guard, closed);
+  else if (!state_cv_.wait_for(guard, *timeout, closed))
+    return grpc::Status{grpc::StatusCode::DEADLINE_EXCEEDED,
+                        "the client of " + address_ + " is still open after " +
+                            std::to_string(timeout->count()) + " ms"};
+  return final_status_;
+}
+
+void client_core::closed_for_good(const grpc::Status& status) {
+  // Issue 26: a consumer that only has callbacks must not stop silently.
+  if (options_.on_error) {
+    options_.on_error(status);
+    return;
+  }
+  std::cerr << "tinybroker client: warning: the client closed for good: "
+            << status.error_message() << "\n";
+}
+
 void client_core::shut_down(lock& guard) {
   auto closing = closing_;
   auto status = closing ? grpc::Status{grpc::StatusCode::CANCELLED,
                                        "the client was closed before the "
                                        "message was sent"}
                         : final_status_;
+  reporting_ = !closing && !status.ok(); // wait_closed waits for the report
   state_ = connection_state::closed;
   state_cv_.notify_all();
   fail_unsent(guard, status);
@@ -300,7 +351,11 @@ void client_core::shut_down(lock& guard) {
   guard.unlock();
   for (auto& [id, sub] : ended)
     end_subscription(sub, closing ? grpc::Status::OK : status);
+  if (!closing && !status.ok())
+    closed_for_good(status);
   guard.lock();
+  reporting_ = false;
+  state_cv_.notify_all();
 }
 
 } // namespace tb::client::detail

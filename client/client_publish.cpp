@@ -55,6 +55,25 @@ void client_core::publish(pb::Message message, publish_callback done) {
     return;
   }
   auto bytes = message_bytes(message);
+  if (auto counted = bytes - message.topic().size();
+      max_message_bytes_ > 0 && counted > max_message_bytes_) {
+    // Issue 26: refused here, not by gRPC's frame limit tearing the stream
+    // down (or the broker, once the frame is read).
+    auto status = grpc::Status{
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "message to \"" + message.topic() + "\" has " +
+            std::to_string(counted) +
+            " bytes (payload, headers and key); the broker at " + address_ +
+            " takes at most " + std::to_string(max_message_bytes_) +
+            " (limits.max_message_bytes); nothing was sent"};
+    guard.unlock();
+    publish_result refused;
+    refused.status = std::move(status);
+    refused.reason = "message_too_large";
+    if (done)
+      done(refused);
+    return;
+  }
   auto wake = unsent_.empty();
   unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});
   unsent_bytes_ += bytes;

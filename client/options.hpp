@@ -52,7 +52,11 @@ struct client_options {
   /// How long `close` waits for the broker's last confirms.
   std::chrono::milliseconds close_timeout{5000};
   /// Called with errors that belong to no publish or subscription (a
-  /// callback that threw, a refused unsubscribe); on an internal thread.
+  /// callback that threw, a refused unsubscribe), and once with the final
+  /// status when the client closes itself for good (gave up reconnecting:
+  /// UNAVAILABLE naming the address and the attempts; see
+  /// `async_client::wait_closed`); on an internal thread. Unset, that final
+  /// status is written to stderr as one warning line.
   std::function<void(const grpc::Status&)> on_error;
 };
 

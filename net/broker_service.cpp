@@ -5,6 +5,7 @@
 
 #include "actors/session/unary_call.hpp"
 #include "net/group_admin.hpp"
+#include "net/grpc_settings.hpp"
 #include "net/log.hpp"
 #include "net/status.hpp"
 
@@ -75,6 +76,21 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   if (who.error) {
     report(who.error);
     reactor->Finish(to_grpc_status(who.error));
+    return reactor;
+  }
+  if (auto size = req->Length(), limit = grpc_frame_limit(ctx_.limits);
+      size > limit) {
+    // Issue 26: as a Session frame over the limit (session_bridge).
+    log::warn("Publish request over the frame limit; answering "
+              "RESOURCE_EXHAUSTED",
+              {{"peer", ctx->peer()}, {"bytes", size}, {"limit_bytes", limit}});
+    reactor->Finish(grpc::Status{
+        grpc::StatusCode::RESOURCE_EXHAUSTED,
+        "the request has " + std::to_string(size) +
+            " bytes; the broker reads requests of up to " +
+            std::to_string(limit) +
+            " bytes (it follows limits.max_message_bytes and "
+            "limits.max_publish_batch); nothing of it was routed"});
     return reactor;
   }
   auto parsed = std::make_shared<publish_call>();

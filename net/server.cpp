@@ -107,7 +107,7 @@ error_info broker_server::start() {
   // start and silently share its connections (spec 9 forbids it).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.RegisterService(service_.get());
-  add_connection_settings(builder);
+  add_connection_settings(builder, grpc_receive_limit(cfg_.limits));
   // A failed bind is explained below in one line; gRPC's own account of it
   // goes to the debug level.
   log::set_grpc_level(log::level::debug);

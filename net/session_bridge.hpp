@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -80,6 +81,11 @@ public:
   /// Binds the session actor and starts reading. Reactor thread only.
   void start(session_actor actor);
 
+  /// Sets the largest client frame it reads (`grpc_frame_limit`); a
+  /// larger one ends the stream with RESOURCE_EXHAUSTED naming the limit,
+  /// logged at warn (issue 26). Unset: no limit but gRPC's.
+  void set_max_frame_bytes(std::size_t bytes);
+
   /// Returns the session actor once started (else an invalid handle).
   /// Thread-safe.
   session_actor actor();
@@ -141,6 +147,9 @@ private:
   std::size_t max_unread_;
   bool read_paused_ = false;
   bool read_ended_ = false;
+  // The largest client frame read (grpc_frame_limit); a larger one ends
+  // the stream with RESOURCE_EXHAUSTED.
+  std::size_t max_frame_bytes_ = std::numeric_limits<std::size_t>::max();
   bool write_wanted_ = false;
   bool finished_ = false;
   // How the stream ended (see frame_sink::end_reason); empty while it runs.

@@ -6,6 +6,7 @@
 #include <caf/send.hpp>
 
 #include "actors/session/session_actor.hpp"
+#include "net/grpc_settings.hpp"
 #include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"
@@ -43,6 +44,7 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                  {"actors", sys.registry().running()}});
   else
     log::info("session opened", {{"peer", bridge_->peer()}});
+  bridge_->set_max_frame_bytes(grpc_frame_limit(ctx.limits));
   auto actor =
       sys.spawn(session_actor_impl, ctx,
                 std::static_pointer_cast<frame_sink>(bridge_), who.grant);

@@ -107,6 +107,10 @@ public:
   /// See async_client::wait_connected.
   bool wait_connected(std::chrono::milliseconds timeout);
 
+  /// See async_client::wait_closed; no `timeout`: waits as long as it
+  /// takes.
+  grpc::Status wait_closed(std::optional<std::chrono::milliseconds> timeout);
+
   /// See async_client::state.
   connection_state state() const;
 
@@ -147,6 +151,7 @@ private:
   // client_core.cpp: the I/O thread's loop, connecting and reconnecting.
   void run();
   bool connect(lock& guard);
+  void learn_limits(lock& guard);
   void open_stream(lock& guard);
   void on_established(stream_state& stream);
   void serve(lock& guard);
@@ -154,6 +159,7 @@ private:
   bool can_write_inline() const;
   void finish_stream(lock& guard);
   void shut_down(lock& guard);
+  void closed_for_good(const grpc::Status& status);
   std::optional<clock::time_point> next_deadline() const;
 
   // client_publish.cpp: batching, confirms and failures of publishes.
@@ -208,6 +214,12 @@ private:
   uint64_t next_request_id_ = 0;
   uint64_t next_subscription_id_ = 0;
   grpc::Status final_status_;
+  // The broker's limits.max_message_bytes from its Info reply (0: unknown,
+  // nothing refused here); asked once, before the first stream.
+  std::size_t max_message_bytes_ = 0;
+  bool limits_known_ = false;
+  // Set while the final status is given to on_error (wait_closed waits).
+  bool reporting_ = false;
   std::unique_ptr<stream_state> stream_;
   std::deque<pending_publish> unsent_;
   std::size_t unsent_bytes_ = 0;

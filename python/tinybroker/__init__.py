@@ -15,7 +15,8 @@ from ._settings import DEFAULT_SERVER
 from ._types import Delivery, Message, PublishResult
 from .client import Client, connect
 from .errors import (AuthError, BrokerError, ClientClosedError, ConnectError,
-                     ConnectionLostError, PublishError,
+                     ConnectionLostError, InvalidRequestError,
+                     MessageTooLargeError, PublishError,
                      PublishQueueFullError, SecurityError,
                      SubscribeError, SubscriptionEndedError, TinybrokerError)
 from .subscription import Subscription
@@ -27,5 +28,5 @@ __all__ = [
     "PublishResult", "DEFAULT_SERVER", "TinybrokerError", "ConnectError",
     "ConnectionLostError", "ClientClosedError", "AuthError", "SecurityError",
     "BrokerError", "PublishError", "PublishQueueFullError", "SubscribeError",
-    "SubscriptionEndedError",
+    "SubscriptionEndedError", "InvalidRequestError", "MessageTooLargeError",
 ]

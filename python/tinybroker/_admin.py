@@ -6,6 +6,8 @@ from typing import (Any, Callable, Iterable, List, Mapping, Optional,
 
 import grpc
 
+from . import _check
+from ._limits import check_sizes
 from ._proto import tinybroker_pb2 as pb
 from ._tls_diagnosis import TlsFiles, connect_message
 from ._types import MessageLike, PublishResult, to_proto_messages
@@ -18,9 +20,11 @@ _OVERFLOW = {"reject": pb.OVERFLOW_REJECT,
 def create_request(name: str, pattern: str,
                    settings: Mapping[str, Any]) -> "pb.CreateGroupRequest":
     """Returns the CreateGroup request; unset settings take the broker's
-    defaults. Raises TypeError for an unknown setting."""
+    defaults. Raises TypeError for an unknown setting (or a name that is not
+    str) and InvalidRequestError for a name that is not UTF-8."""
     s = dict(settings)
-    out = pb.GroupSettings(pattern=pattern)
+    name = _check.text("name", name)
+    out = pb.GroupSettings(pattern=_check.text("pattern", pattern))
     if "ack_wait" in s:
         out.ack_wait_ms = int(round(float(s.pop("ack_wait")) * 1000))
     if "max_deliveries" in s:
@@ -38,7 +42,7 @@ def create_request(name: str, pattern: str,
         out.overflow = _OVERFLOW[overflow]
     for field in ("dead_letter", "policy"):
         if field in s:
-            setattr(out, field, str(s.pop(field)))
+            setattr(out, field, _check.text(field, s.pop(field)))
     if s:
         raise TypeError(f"unknown group settings: {', '.join(sorted(s))}")
     return pb.CreateGroupRequest(name=name, settings=out)
@@ -79,14 +83,21 @@ class Admin:
     _stub: Any
     server: str
     _settings: Any
+    _limit_cache: Any
+    _learn_limits: Any
 
     def publish_unary(self, messages: Iterable[MessageLike],
                       timeout: Optional[float] = 10.0) -> List[PublishResult]:
         """Publishes `messages` with the unary Publish call, not on the
         stream (a lazy client opens none for it). Returns every message's
         result, refused ones included. Raises ConnectError (unreachable),
-        AuthError (token refused), BrokerError (the whole request refused)."""
-        request = pb.PublishRequest(messages=to_proto_messages(messages))
+        AuthError (token refused), BrokerError (the whole request refused),
+        MessageTooLargeError (a message over the broker's
+        limits.max_message_bytes; nothing sent)."""
+        protos = to_proto_messages(messages)
+        self._learn_limits()
+        check_sizes(protos, self._limit_cache.known(), self.server)
+        request = pb.PublishRequest(messages=protos)
         reply = call(self._stub.Publish, request, self._settings.metadata, timeout,
                      self.server, self._settings.tls_files)
         return [PublishResult.from_proto(r) for r in reply.results]
@@ -103,6 +114,7 @@ class Admin:
 
     def delete_group(self, name: str) -> int:
         """Deletes group `name`; returns how many messages it dropped."""
+        name = _check.text("name", name)
         return call(self._stub.DeleteGroup, pb.DeleteGroupRequest(name=name),
                     self._settings.metadata).dropped_messages
 
@@ -130,6 +142,8 @@ class AsyncAdmin:
     _stub: Any
     server: str
     _settings: Any
+    _limit_cache: Any
+    _learn_limits: Any
 
     async def _unary(self, method: Any, request: Any,
                      timeout: Optional[float] = 10.0, server: str = "") -> Any:
@@ -143,7 +157,10 @@ class AsyncAdmin:
                             timeout: Optional[float] = 10.0
                             ) -> List[PublishResult]:
         """The unary Publish call, no stream (see Client.publish_unary)."""
-        request = pb.PublishRequest(messages=to_proto_messages(messages))
+        protos = to_proto_messages(messages)
+        await self._learn_limits()
+        check_sizes(protos, self._limit_cache.known(), self.server)
+        request = pb.PublishRequest(messages=protos)
         reply = await self._unary(self._stub.Publish, request, timeout,
                                   self.server)
         return [PublishResult.from_proto(r) for r in reply.results]
@@ -156,8 +173,9 @@ class AsyncAdmin:
 
     async def delete_group(self, name: str) -> int:
         """Deletes a group; how many messages it dropped."""
-        reply = await self._unary(self._stub.DeleteGroup,
-                                  pb.DeleteGroupRequest(name=name))
+        reply = await self._unary(
+            self._stub.DeleteGroup,
+            pb.DeleteGroupRequest(name=_check.text("name", name)))
         return reply.dropped_messages
 
     async def list_groups(self) -> List["pb.GroupInfo"]:

@@ -14,6 +14,7 @@ from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 import grpc
 
+from ._limits import LimitCache, check_sizes, frames
 from ._proto import tinybroker_pb2 as pb
 from ._settings import Settings, is_permanent
 from ._tls_diagnosis import connect_message
@@ -27,7 +28,6 @@ from .subscription import subscribe_error
 
 log = logging.getLogger("tinybroker")
 
-MAX_PUBLISH_BATCH = 4096  # the broker's default limits.max_publish_batch
 MAX_ANSWER_BATCH = 512  # delivery ids merged into one answer frame at most
 
 
@@ -72,6 +72,11 @@ class Core(Subscribing):
         self._on_error = on_error
         self._state = "connecting"
         self._final: Optional[TinybrokerError] = None
+        # Whether connect() waits for the first stream and raises its
+        # failure itself (so that it is not reported again; not lazy).
+        self._raises_first = False
+        # True while a give-up is being logged and given to on_error.
+        self._reporting = False
         self._generation = 0
         self._connections = 0
         self._failures = 0
@@ -84,6 +89,8 @@ class Core(Subscribing):
         self._batches: Dict[int, List[int]] = {}
         self._next_request = 0
         self._next_sub = 0
+        # The broker's size limits, from its Info reply (_limits.py).
+        self._limit_cache = LimitCache()
 
     # -- what the subclasses provide -----------------------------------------
 
@@ -155,7 +162,8 @@ class Core(Subscribing):
     def _next_attempt(self, got_frame: bool, code: grpc.StatusCode,
                       details: str, closing: bool) -> Optional[float]:
         """After a stream ended: the backoff before the next attempt, or None
-        to stop (closing, a permanent status, or given up: then shut down)."""
+        to stop (closing, a permanent status, or given up: then shut down
+        and reported, see _closed_for_good)."""
         with self._guard():
             self._failures = 0 if got_frame else self._failures + 1
             if closing:
@@ -171,11 +179,32 @@ class Core(Subscribing):
                     f"gave up after {self._failures} failed attempts to reach "
                     f"the broker at {self.server}: {details}",
                     grpc.StatusCode.UNAVAILABLE)
-            if error is not None:
-                self._shut_down(error)
-                return None
-            return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
-                       self._backoff[1])
+            if error is None:
+                return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
+                           self._backoff[1])
+            first = self._connections == 1 and not got_frame
+            report = not (first and self._raises_first)
+            # wait_closed returns only once the report is made.
+            self._reporting = report
+            self._shut_down(error)
+        if report:
+            self._closed_for_good(error)
+            with self._guard():
+                self._reporting = False
+                self._set_state("closed")  # wakes wait_closed
+        return None
+
+    def _closed_for_good(self, error: TinybrokerError) -> None:
+        """The client closed itself with `error` (gave up reconnecting, or
+        a status no attempt can fix): a WARNING names it (the address and
+        the attempts), and on_error gets it once, so that a consumer that
+        only has callbacks does not stop silently. wait_closed raises it."""
+        log.warning("tinybroker: the client closed for good: %s", error)
+        if self._on_error is not None:
+            try:
+                self._on_error(error)
+            except Exception:  # the handler's own error
+                log.exception("tinybroker: on_error raised")
 
     # -- frames from the broker ----------------------------------------------
 
@@ -289,11 +318,15 @@ class Core(Subscribing):
             self._room_freed()
 
     def _queue_publish(self, protos: List["pb.Message"]) -> List[Any]:
-        """Queues publish frames (up to MAX_PUBLISH_BATCH messages each) and
-        returns their futures; held until the stream is established. Raises
-        PublishQueueFullError when there is no room (see _has_room); the
-        caller waited for it up to publish_block."""
+        """Queues publish frames (see _limits.frames) and returns their
+        futures; held until the stream is established. Raises
+        MessageTooLargeError for a message over the broker's
+        max_message_bytes, and PublishQueueFullError when there is no room
+        (see _has_room; the caller waited for it up to publish_block);
+        nothing is queued then."""
         futures = []
+        limits = self._limit_cache.known()
+        check_sizes(protos, limits, self.server)
         with self._guard():
             self._check_open()
             if not self._has_room(len(protos)):
@@ -303,8 +336,7 @@ class Core(Subscribing):
                     f"confirm; max_pending_publishes="
                     f"{self._max_pending_publishes})",
                     grpc.StatusCode.RESOURCE_EXHAUSTED)
-            for start in range(0, max(len(protos), 1), MAX_PUBLISH_BATCH):
-                chunk = protos[start:start + MAX_PUBLISH_BATCH]
+            for chunk in frames(protos, limits):
                 request_id = self._next_request_id()
                 frame = pb.ClientFrame(request_id=request_id, publish=pb.Publish(
                     messages=chunk, confirm=True))
@@ -356,6 +388,20 @@ class Core(Subscribing):
 
     # -- state ---------------------------------------------------------------
 
+    def _closed_error(self) -> Optional[TinybrokerError]:
+        """For wait_closed, once closed: the error it closed with for good,
+        or None after close()."""
+        if isinstance(self._final, ClientClosedError):
+            return None
+        return self._final
+
+    @property
+    def final_error(self) -> Optional[TinybrokerError]:
+        """Once the client closed itself for good (gave up reconnecting:
+        ConnectionLostError; the token refused: AuthError; ...): that error.
+        None while it runs and after close()."""
+        return self._closed_error() if self._state == "closed" else None
+
     @property
     def state(self) -> str:
         """"connecting", "connected" or "closed"."""
@@ -365,6 +411,11 @@ class Core(Subscribing):
     def connections(self) -> int:
         """Streams opened so far (1 + reconnect attempts)."""
         return self._connections
+
+    @property
+    def name(self) -> Optional[str]:
+        """The client's name (connect's `name`), or None."""
+        return self._settings.name
 
     @property
     def metadata(self) -> Tuple[Tuple[str, str], ...]:

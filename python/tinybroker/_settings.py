@@ -18,6 +18,10 @@ RECONNECT_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
+    # The broker bounds the frames it sends (a delivery frame holds one
+    # message of up to its limits.max_message_bytes); gRPC's default of
+    # 4 MiB would refuse a larger message.
+    ("grpc.max_receive_message_length", -1),
 ]
 
 
@@ -30,6 +34,8 @@ class Settings:
     metadata: Tuple[Tuple[str, str], ...]
     options: List[Tuple[str, object]]
     tls_files: TlsFiles = TlsFiles()
+    #: The client's name (connect's `name`), sent with every call; or None.
+    name: Optional[str] = None
 
 
 def _env(name: str) -> Optional[str]:

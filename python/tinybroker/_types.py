@@ -7,6 +7,7 @@ from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
 
 import grpc
 
+from . import _check
 from ._proto import tinybroker_pb2 as pb
 from .errors import PublishError, code_from_number
 
@@ -29,13 +30,16 @@ class Message:
     headers: Mapping[str, str] = field(default_factory=dict)
     key: str = ""
 
-    def to_proto(self) -> "pb.Message":
-        """Returns the wire form."""
-        data = self.payload
-        if isinstance(data, str):
-            data = data.encode("utf-8")
-        return pb.Message(topic=self.topic, payload=bytes(data),
-                          headers=dict(self.headers), key=self.key)
+    def to_proto(self, field: str = "message") -> "pb.Message":
+        """Returns the wire form. Raises TypeError for a payload that is not
+        bytes-like or str (or a topic, key or header that is not str) and
+        InvalidRequestError for text that is not UTF-8; `field` names the
+        message in both."""
+        return pb.Message(
+            topic=_check.text(f"{field}.topic", self.topic),
+            payload=_check.payload(f"{field}.payload", self.payload),
+            headers=_check.headers(f"{field}.headers", self.headers),
+            key=_check.text(f"{field}.key", self.key))
 
 
 #: What publish_many takes per message: a Message, or (topic, payload) or
@@ -46,10 +50,17 @@ MessageLike = Union[Message, Tuple[Any, ...]]
 def to_proto_messages(messages: Iterable[MessageLike]) -> List["pb.Message"]:
     """Returns the wire form of each message."""
     out = []
-    for m in messages:
+    if isinstance(messages, (str, bytes, Message)):
+        raise TypeError("publish_many takes a list of messages, not one "
+                        "message: use publish() for one")
+    for at, m in enumerate(messages):
         if not isinstance(m, Message):
+            if not isinstance(m, (tuple, list)) or not 1 <= len(m) <= 4:
+                raise TypeError(f"messages[{at}] must be a Message or a "
+                                f"(topic, payload[, headers[, key]]) tuple, "
+                                f"not {type(m).__name__}")
             m = Message(*m)
-        out.append(m.to_proto())
+        out.append(m.to_proto(f"messages[{at}]"))
     return out
 
 

@@ -20,6 +20,7 @@ from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator,
 import grpc
 
 from ._admin import AsyncAdmin
+from ._check import named
 from ._core import MAX_ANSWER_BATCH, Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
@@ -29,7 +30,8 @@ from ._types import (END, Delivery, Message, MessageLike, PublishResult,
                      to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
-                           DroppedCallback, check_patterns, fanout_maker)
+                           DroppedCallback, check_patterns,
+                           check_subscribe, fanout_maker)
 
 __all__ = ["connect", "AsyncClient", "AsyncSubscription"]
 
@@ -81,6 +83,7 @@ class AsyncClient(Core, AsyncAdmin):
         self._task: "Optional[asyncio.Future[None]]" = None
         #: Whether the stream opens on first need rather than at connect.
         self.lazy = lazy
+        self._raises_first = not lazy
 
     # -- Core's hooks --------------------------------------------------------
 
@@ -114,6 +117,7 @@ class AsyncClient(Core, AsyncAdmin):
         except asyncio.TimeoutError:
             pass
         if self._state == "connected":
+            await self._learn_limits()
             return
         error = self._final
         await self.close()
@@ -196,6 +200,17 @@ class AsyncClient(Core, AsyncAdmin):
             except Exception as err:
                 self._report(err)
 
+    async def _learn_limits(self) -> None:
+        """Asks the broker for its size limits (Info) unless known."""
+        if not self._limit_cache.wanted():
+            return
+        try:
+            self._limit_cache.answered(await self._stub.Info(
+                pb.InfoRequest(), metadata=self._settings.metadata,
+                timeout=self._publish_block))
+        except grpc.RpcError as err:
+            self._limit_cache.failed(err)
+
     # -- publishing ----------------------------------------------------------
 
     def publish_nowait(self, messages: Iterable[MessageLike]
@@ -211,10 +226,12 @@ class AsyncClient(Core, AsyncAdmin):
 
     async def _publish_when_room(self, messages: Iterable[MessageLike]
                                  ) -> "asyncio.Future[List[PublishResult]]":
-        """publish_nowait after waiting up to publish_block for room."""
+        """publish_nowait after waiting up to publish_block for room (and
+        for the broker's limits, if not known yet)."""
         protos = to_proto_messages(messages)
         self._check_open()
         self._start()
+        await self._learn_limits()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._publish_block
         while not self._has_room(len(protos)) and loop.time() < deadline:
@@ -277,7 +294,7 @@ class AsyncClient(Core, AsyncAdmin):
                              ) -> List[AsyncSubscription]:
         """Subscribes to each of `patterns` in SubscribeBatch frames (see
         Client.subscribe_many)."""
-        check_patterns(patterns)
+        patterns = check_patterns(patterns)
         self._check_open()
         self._start()
         subs = self._add_subscriptions([
@@ -311,6 +328,7 @@ class AsyncClient(Core, AsyncAdmin):
                          callback: Optional[AsyncDeliveryCallback],
                          on_dropped: Optional[DroppedCallback],
                          timeout: Optional[float]) -> AsyncSubscription:
+        pattern, group, tags = check_subscribe(pattern, group, tags)
         self._check_open()
         self._start()
         sub = self._add_subscription(lambda sub_id: AsyncSubscription(
@@ -321,6 +339,24 @@ class AsyncClient(Core, AsyncAdmin):
         return sub
 
     # -- close ---------------------------------------------------------------
+
+    async def wait_closed(self, timeout: Optional[float] = None) -> None:
+        """Waits until the client is closed. Returns after close(); raises
+        the error it closed itself with for good (the ConnectionLostError of
+        giving up reconnecting, an AuthError, ...; see Client.wait_closed),
+        or TimeoutError after `timeout` seconds."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while self._state != "closed" or self._reporting:
+            left = None if deadline is None else deadline - loop.time()
+            try:
+                await asyncio.wait_for(self._changed.wait(), left)
+            except asyncio.TimeoutError:
+                raise TimeoutError(f"the client of {self.server} is still "
+                                   f"open after {timeout} s") from None
+        error = self._closed_error()
+        if error is not None:
+            raise error
 
     async def close(self) -> None:
         """Half-closes, waits up to close_timeout for the last confirms, ends
@@ -377,13 +413,15 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
             token_file: Optional[str] = None, ca: Optional[str] = None,
             cert: Optional[str] = None, key: Optional[str] = None,
             tls_server_name: Optional[str] = None, timeout: float = 5.0,
-            lazy: bool = False, **options: Any) -> _Connecting:
+            lazy: bool = False, name: Optional[str] = None,
+            **options: Any) -> _Connecting:
     """Connects like tinybroker.connect, on asyncio: `client = await
     connect(...)` or `async with connect(...) as client:`. The client is
     ready once the broker answered; raises ConnectError, AuthError,
-    SecurityError."""
-    settings = resolve(server, token=token, token_file=token_file, ca=ca,
-                       cert=cert, key=key, tls_server_name=tls_server_name)
+    SecurityError (and InvalidRequestError for a bad `name`)."""
+    settings = named(resolve(server, token=token, token_file=token_file,
+                             ca=ca, cert=cert, key=key,
+                             tls_server_name=tls_server_name), name)
 
     async def make() -> AsyncClient:
         client = AsyncClient(settings, lazy=lazy, **options)

@@ -14,6 +14,7 @@ from typing import (Any, Callable, ContextManager, Dict, Iterable, List,
 import grpc
 
 from ._admin import Admin
+from ._check import named
 from ._core import END, MAX_ANSWER_BATCH, Core
 from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
@@ -24,7 +25,8 @@ from ._types import (Delivery, Message, MessageLike, PublishResult,
                      to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
-                           check_patterns, fanout_maker)
+                           check_patterns, check_subscribe,
+                           fanout_maker)
 
 
 def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
@@ -83,6 +85,7 @@ class Client(Core, Admin):
         self._io_thread = threading.Thread(
             target=self._run, name="tinybroker-io", daemon=True)
         self._started = False
+        self._raises_first = not lazy
         if not lazy:
             self._start()
             self._wait_first(connect_timeout)
@@ -120,9 +123,11 @@ class Client(Core, Admin):
     def _wait_first(self, timeout: float) -> None:
         with self._lock:
             self._lock.wait_for(lambda: self._state != "connecting", timeout)
-            if self._state == "connected":
-                return
+            connected = self._state == "connected"
             error = self._final
+        if connected:
+            self._learn_limits()
+            return
         self.close()
         if isinstance(error, (AuthError, ConnectError)):
             raise error
@@ -210,6 +215,17 @@ class Client(Core, Admin):
             except Exception as err:  # a callback's own error
                 self._report(err)
 
+    def _learn_limits(self) -> None:
+        """Asks the broker for its size limits (Info) unless known."""
+        if not self._limit_cache.wanted():
+            return
+        try:
+            self._limit_cache.answered(self._stub.Info(
+                pb.InfoRequest(), metadata=self._settings.metadata,
+                timeout=self._publish_block))
+        except grpc.RpcError as err:
+            self._limit_cache.failed(err)
+
     # -- publishing ----------------------------------------------------------
 
     def publish_nowait(self, messages: Iterable[MessageLike]
@@ -220,9 +236,12 @@ class Client(Core, Admin):
         client reconnects are sent, in order, once it is back. When
         max_pending_publishes messages are queued or await their confirm, it
         waits up to publish_block seconds for room, then raises
-        PublishQueueFullError."""
+        PublishQueueFullError. Raises MessageTooLargeError (nothing sent)
+        for a message over the broker's limits.max_message_bytes, TypeError
+        and InvalidRequestError for what is not a message."""
         protos = to_proto_messages(messages)
         self._start()
+        self._learn_limits()
         with self._lock:
             self._lock.wait_for(lambda: self._has_room(len(protos)),
                                 self._publish_block)
@@ -279,7 +298,7 @@ class Client(Core, Admin):
         several times cheaper for the broker than one `subscribe` each.
         Waits for every confirm; if the broker refused one, ends the others
         and raises that SubscribeError."""
-        check_patterns(patterns)
+        patterns = check_patterns(patterns)
         self._start()
         subs = self._add_subscriptions([
             fanout_maker(Subscription, self, pattern, callback, on_dropped,
@@ -310,6 +329,7 @@ class Client(Core, Admin):
                    tags: Sequence[str], callback: Optional[DeliveryCallback],
                    on_dropped: Optional[DroppedCallback],
                    timeout: Optional[float]) -> Subscription:
+        pattern, group, tags = check_subscribe(pattern, group, tags)
         self._start()
         sub = self._add_subscription(lambda sub_id: Subscription(
             self, sub_id, pattern, group, max_in_flight, tags, callback,
@@ -327,6 +347,25 @@ class Client(Core, Admin):
         with self._lock:
             self._lock.wait_for(lambda: self._state != "connecting", timeout)
             return self._state == "connected"
+
+    def wait_closed(self, timeout: Optional[float] = None) -> None:
+        """Blocks until the client is closed. Returns after close();
+        raises the error the client closed itself with for good: the
+        ConnectionLostError of giving up reconnecting (after
+        reconnect_max_attempts), an AuthError when the broker refused the
+        token, ... (see `final_error`). So a worker that consumes through
+        callbacks can end with `client.wait_closed()` and exit non-zero
+        when the broker is gone. Raises TimeoutError after `timeout`
+        seconds."""
+        with self._lock:
+            if not self._lock.wait_for(
+                    lambda: self._state == "closed" and not self._reporting,
+                    timeout):
+                raise TimeoutError(f"the client of {self.server} is still "
+                                   f"open after {timeout} s")
+            error = self._closed_error()
+        if error is not None:
+            raise error
 
     def close(self) -> None:
         """Sends what is queued, half-closes the stream, waits up to
@@ -391,7 +430,8 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
             token_file: Optional[str] = None, ca: Optional[str] = None,
             cert: Optional[str] = None, key: Optional[str] = None,
             tls_server_name: Optional[str] = None, timeout: float = 5.0,
-            lazy: bool = False, **options: Any) -> Client:
+            lazy: bool = False, name: Optional[str] = None,
+            **options: Any) -> Client:
     """Connects to the broker at `server` (HOST:PORT; default
     TINYBROKER_SERVER, else 127.0.0.1:7400) and returns a Client once the
     broker answered on a Session stream. Unset token and TLS settings come
@@ -399,9 +439,14 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
     TINYBROKER_CERT, TINYBROKER_KEY and TINYBROKER_TLS_SERVER_NAME. Raises
     ConnectError (refused: at once; no answer: after `timeout` s), AuthError,
     SecurityError. With `lazy`, returns at once and opens the stream on
-    first need (publish_unary and the admin calls need none). `options`:
+    first need (publish_unary and the admin calls need none). `name` (at
+    most 128 bytes of UTF-8, no control characters; InvalidRequestError
+    otherwise) tells this client apart in the broker's Stats, `stats
+    --sessions`/`--members` and log: it travels as the
+    `tinybroker-client-name` metadata of every call. `options`:
     the Client's keywords (reconnect_max_attempts, max_queued, on_error,
     max_pending_publishes, publish_block)."""
-    settings = resolve(server, token=token, token_file=token_file, ca=ca,
-                       cert=cert, key=key, tls_server_name=tls_server_name)
+    settings = named(resolve(server, token=token, token_file=token_file,
+                             ca=ca, cert=cert, key=key,
+                             tls_server_name=tls_server_name), name)
     return Client(settings, connect_timeout=timeout, lazy=lazy, **options)

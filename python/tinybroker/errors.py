@@ -16,7 +16,8 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "TinybrokerError", "ConnectError", "ConnectionLostError",
     "ClientClosedError", "PublishQueueFullError", "AuthError",
-    "SecurityError", "PublishError",
+    "SecurityError", "InvalidRequestError", "MessageTooLargeError",
+    "PublishError",
     "SubscribeError", "SubscriptionEndedError", "BrokerError",
     "code_from_number",
 ]
@@ -79,6 +80,23 @@ class SecurityError(TinybrokerError, ValueError):
     """Token or TLS settings that cannot be used (an unreadable file, a
     certificate without its key); names the file or setting, never the
     token."""
+
+
+class InvalidRequestError(TinybrokerError, ValueError):
+    """INVALID_ARGUMENT raised by the client before sending anything: a
+    topic, pattern, group name, tag, key or header that is not text the
+    broker can read (a str that is not valid UTF-8, such as one with lone
+    surrogates; bytes that are not UTF-8), or a client name that is too long
+    or holds control characters. The message names the field, as the C++
+    client's `invalid_request` does. The stream goes on."""
+
+
+class MessageTooLargeError(TinybrokerError, ValueError):
+    """RESOURCE_EXHAUSTED raised by the client before sending anything: a
+    message is larger than the broker's limits.max_message_bytes (read with
+    the Info call), or a publish frame larger than what the broker reads in
+    one gRPC message. The message names the limit; nothing was sent and the
+    stream goes on."""
 
 
 class BrokerError(TinybrokerError):

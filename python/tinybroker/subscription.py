@@ -5,10 +5,11 @@ through a callback; `Subscription` for the threaded client, and
 import asyncio
 import threading
 from typing import (TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable,
-                    Iterator, Optional, Sequence, Union)
+                    Iterator, List, Optional, Sequence, Tuple, Union)
 
 import grpc
 
+from . import _check
 from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._types import END, Delivery
@@ -234,12 +235,26 @@ class AsyncSubscription(SubscriptionBase):
         self.unsubscribe()
 
 
-def check_patterns(patterns: Any) -> None:
-    """Raises TypeError for a lone string where subscribe_many wants a list
-    (it would subscribe to each of its characters)."""
+def check_patterns(patterns: Any) -> List[str]:
+    """Returns the patterns of subscribe_many as a list of str. Raises
+    TypeError for a lone string where subscribe_many wants a list (it would
+    subscribe to each of its characters) or a pattern that is not str, and
+    InvalidRequestError for one that is not UTF-8 (naming patterns[i])."""
     if isinstance(patterns, (str, bytes)):
         raise TypeError("subscribe_many takes a list of patterns, not one "
                         "string: use subscribe() for one pattern")
+    return [_check.text(f"patterns[{at}]", pattern)
+            for at, pattern in enumerate(patterns)]
+
+
+def check_subscribe(pattern: Any, group: Any, tags: Any
+                    ) -> Tuple[str, str, List[str]]:
+    """Returns the pattern, group and tags of a subscribe or join as str.
+    Raises TypeError or InvalidRequestError naming the field."""
+    if isinstance(tags, (str, bytes)):
+        raise TypeError("tags must be a list of str, not one string")
+    return (_check.text("pattern", pattern), _check.text("group", group),
+            [_check.text(f"tags[{at}]", tag) for at, tag in enumerate(tags)])
 
 
 def fanout_maker(kind: Any, client: Any, pattern: str, callback: Any,

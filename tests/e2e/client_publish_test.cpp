@@ -171,5 +171,41 @@ TEST_F(ClientPublishTest, CloseSendsWhatLingersAndLaterPublishesFail) {
   EXPECT_EQ(client->state(), client::connection_state::closed);
 }
 
+// A broker that takes messages of 1 KiB at most.
+class SmallLimitPublishTest : public AsyncClientTest {
+protected:
+  std::vector<std::string> broker_args() override {
+    return {
+        "--config",
+        write_temp_file("[limits]\nmax_message_bytes = \"1KiB\"\n", ".toml")};
+  }
+};
+
+// Issue 26, point 3: the client reads the broker's max_message_bytes (Info)
+// and refuses a larger message itself, naming the limit; nothing is sent,
+// and the stream stays up.
+TEST_F(SmallLimitPublishTest, AMessageOverTheLimitIsRefusedBeforeSending) {
+  auto client = make_client();
+  auto at_limit = client->publish({"small.a", std::string(1024, 'x'), {}, {}});
+  auto over = client->publish({"small.b", std::string(1025, 'x'), {}, {}});
+  auto result = over.get();
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(result.reason, "message_too_large");
+  auto text = result.status.error_message();
+  EXPECT_NE(text.find("1025 bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("at most 1024 (limits.max_message_bytes)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("nothing was sent"), std::string::npos) << text;
+  EXPECT_TRUE(at_limit.get().ok());
+  EXPECT_EQ(client->stats().connections, 1u);
+  auto seventy =
+      client->publish({"small.c", std::string(70 << 20, 'x'), {}, {}});
+  EXPECT_EQ(seventy.get().reason, "message_too_large");
+  EXPECT_TRUE(client->publish({"small.d", "y", {}, {}}).get().ok());
+  EXPECT_EQ(client->stats().connections, 1u) << "the stream was never lost";
+  EXPECT_EQ(client->stats().published, 2u) << "only the two that fit went";
+}
+
 } // namespace
 } // namespace tb::test

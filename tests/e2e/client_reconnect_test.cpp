@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "client_fixture.hpp"
 
@@ -196,6 +197,68 @@ TEST_F(ClientReconnectTest, ABrokerThatStaysAwayEndsItAllWithUnavailable) {
   EXPECT_EQ(client->state(), client::connection_state::closed);
   auto late = client->publish({"a.b", "x", {}, {}}).get();
   EXPECT_EQ(late.status.error_code(), grpc::StatusCode::UNAVAILABLE);
+}
+
+// Issue 26, point 1: a consumer with only callbacks does not stop
+// silently. The broker is killed (SIGKILL: no goodbye on the stream); at the
+// give-up on_error gets the final status once, and wait_closed() returns it,
+// so that a worker can exit non-zero.
+TEST_F(ClientReconnectTest, AGiveUpReachesOnErrorOnceAndWaitClosed) {
+  auto options = test_options();
+  options.reconnect_max_attempts = 2;
+  options.reconnect_max_backoff = 200ms;
+  std::mutex mutex;
+  std::vector<grpc::Status> errors;
+  options.on_error = [&](const grpc::Status& status) {
+    std::lock_guard<std::mutex> guard{mutex};
+    errors.push_back(status);
+  };
+  auto client = make_client(options);
+  delivery_log log;
+  auto fanout = client->subscribe("gu.>", log.handler());
+  client::subscribe_options member;
+  member.group = "gug";
+  auto worker = client->subscribe("guj.>", log.handler(), member);
+  ASSERT_TRUE(fanout->wait_subscribed(patience).ok());
+  ASSERT_TRUE(worker->wait_subscribed(patience).ok());
+  EXPECT_EQ(client->wait_closed(10ms).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  auto address = broker_->address();
+  ASSERT_TRUE(broker_->stop(SIGKILL).has_value());
+  auto status = client->wait_closed(30s);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("gave up after 2 failed attempts"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find(address), std::string::npos)
+      << status.error_message();
+  {
+    // wait_closed returns once on_error has had the status.
+    std::lock_guard<std::mutex> guard{mutex};
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].error_message(), status.error_message());
+  }
+  client->close();
+  EXPECT_EQ(client->wait_closed().error_message(), status.error_message())
+      << "close() after the give-up keeps the final status";
+  {
+    std::lock_guard<std::mutex> guard{mutex};
+    EXPECT_EQ(errors.size(), 1u) << "close() reports nothing more";
+  }
+  start_broker(address); // TearDown wants a broker that exits cleanly
+}
+
+// After close(), wait_closed() returns OK and on_error heard nothing.
+TEST_F(ClientReconnectTest, WaitClosedIsOkAfterClose) {
+  auto options = test_options();
+  int errors = 0;
+  options.on_error = [&](const grpc::Status&) {
+    ++errors;
+  };
+  auto client = make_client(options);
+  client->close();
+  EXPECT_TRUE(client->wait_closed(1s).ok());
+  EXPECT_EQ(errors, 0);
 }
 
 } // namespace
