@@ -41,6 +41,7 @@
 #include "actors/meters.hpp"
 #include "actors/policies/group_policy.hpp"
 #include "actors/protocol.hpp"
+#include "log/rate_limiter.hpp"
 
 namespace tb {
 
@@ -77,6 +78,9 @@ struct group_state {
   std::multiset<group_ledger::time_point> wakes;
   /// Members with deliveries expired since their session last answered.
   std::unordered_set<uint64_t> expiring;
+  /// The lines about members stalling and answering again, at most 5 of
+  /// each per 10 s (a client decides how often it stalls).
+  log::rate_limiter stall_lines;
   /// Counters.
   group_counters counters;
   /// The lines of its dead letters, rate limited.

@@ -41,6 +41,23 @@ void wake_arrived(group_pointer self) {
     wakes.erase(wakes.begin());
 }
 
+namespace {
+
+// Returns true if a line of `kind` ("stalled", "unstalled") may be written
+// now; first writes how many of that kind the last window suppressed.
+bool admit_stall_line(group_pointer self, std::string_view kind) {
+  auto& st = self->state;
+  auto verdict = st.stall_lines.admit(kind, self->clock().now());
+  if (verdict.ended)
+    log::warn("more group member stall changes suppressed",
+              {{"group", st.group},
+               {"kind", verdict.ended->kind},
+               {"suppressed", verdict.ended->count}});
+  return verdict.write;
+}
+
+} // namespace
+
 void note_expired(group_pointer self, uint64_t key, std::size_t n) {
   auto& st = self->state;
   auto& member = st.members.at(key);
@@ -52,6 +69,8 @@ void note_expired(group_pointer self, uint64_t key, std::size_t n) {
     return;
   member.stalled = true;
   st.policy->left(key);
+  if (!admit_stall_line(self, "stalled"))
+    return;
   log::warn("group member stalled, no new deliveries until it answers",
             {{"group", st.group},
              {"peer", member.peer},
@@ -77,11 +96,12 @@ void note_answer(group_pointer self, const session_actor& session) {
       member->stalled = false;
       if (member->active)
         st.policy->joined(*i, *member);
-      log::info("group member answered, no longer stalled",
-                {{"group", st.group},
-                 {"peer", member->peer},
-                 {"subscription", member->subscription_id},
-                 {"timeouts_in_row", in_row}});
+      if (admit_stall_line(self, "unstalled"))
+        log::info("group member answered, no longer stalled",
+                  {{"group", st.group},
+                   {"peer", member->peer},
+                   {"subscription", member->subscription_id},
+                   {"timeouts_in_row", in_row}});
     }
     i = st.expiring.erase(i);
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tests/actors/group_fixture.hpp"
+#include "tests/log/log_capture.hpp"
 
 namespace tb::test {
 namespace {
@@ -176,6 +177,37 @@ TEST_F(GroupStall, MemberThatLeavesIsNoLongerStalled) {
   EXPECT_EQ(counters("work").stalled_members, 0u);
   join(a, 3, "work", "jobs.>", 3);
   EXPECT_EQ(a.sink->deliveries().size(), 12u);
+}
+
+TEST_F(GroupStall, StallingAndAnsweringAgainAreLoggedAtMostFiveEachIn10s) {
+  log_capture logs;
+  auto settings = group_settings("jobs.>");
+  settings.ack_wait = 100ms;
+  settings.max_deliveries = 0;
+  create_group("work", settings);
+  join(a, 1, "work", "jobs.>", 1);
+  publish(pub, "jobs.a", 1);
+  for (int i = 0; i < 30; ++i) { // stalls and answers 30 times in 12 s
+    pass(310ms);
+    ASSERT_TRUE(members().at(0).stalled) << i;
+    nack(a, {a.sink->deliveries().back().delivery_id()});
+    pass(90ms);
+  }
+  auto stalled = logs.matching("group member stalled");
+  ASSERT_FALSE(stalled.empty());
+  EXPECT_NE(stalled[0].find("WARN"), std::string::npos) << stalled[0];
+  EXPECT_NE(stalled[0].find("group=work"), std::string::npos) << stalled[0];
+  EXPECT_NE(stalled[0].find("timeouts_in_row=3"), std::string::npos)
+      << stalled[0];
+  // At most 5 of each kind per window of 10 s: 2 windows, not 30 lines.
+  EXPECT_GE(stalled.size(), 6u);
+  EXPECT_LE(stalled.size(), 10u);
+  auto answered = logs.matching("no longer stalled");
+  EXPECT_GE(answered.size(), 6u);
+  EXPECT_LE(answered.size(), 10u);
+  auto summary = logs.matching("stall changes suppressed");
+  ASSERT_FALSE(summary.empty());
+  EXPECT_NE(summary[0].find("suppressed=2"), std::string::npos) << summary[0];
 }
 
 // -- dead letters -------------------------------------------------------------
