@@ -147,6 +147,10 @@ struct group_counters {
   double acked_per_second_1s = 0;
   /// Messages acked per second over the last ten full seconds.
   double acked_per_second_10s = 0;
+  /// Deliveries that passed ack_wait unanswered.
+  uint64_t expired = 0;
+  /// Members marked stalled (counted in `members` too).
+  uint64_t stalled_members = 0;
 };
 
 /// @relates group_counters
@@ -157,7 +161,7 @@ typename Inspector::result_type inspect(Inspector& f, group_counters& x) {
            x.dead_lettered, x.dropped, x.refused, x.stale_answers, x.held_bytes,
            x.oldest_pending_age_ms, x.received_per_second_1s,
            x.received_per_second_10s, x.acked_per_second_1s,
-           x.acked_per_second_10s);
+           x.acked_per_second_10s, x.expired, x.stalled_members);
 }
 
 /// One member of a group as the Stats view shows it.
@@ -181,6 +185,11 @@ struct member_stats {
   uint64_t oldest_in_flight_age_ms = 0;
   /// False once it left while still holding deliveries.
   bool active = true;
+  /// True while it is stalled: its deliveries expired `stall_after` times in
+  /// a row and its session has not answered since; it gets no new ones.
+  bool stalled = false;
+  /// Its deliveries that passed ack_wait unanswered.
+  uint64_t expired = 0;
 };
 
 /// @relates member_stats
@@ -188,7 +197,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_stats& x) {
   return f(caf::meta::type_name("member_stats"), x.peer, x.subscription_id,
            x.in_flight, x.max_in_flight, x.acks, x.nacks, x.rejects,
-           x.oldest_in_flight_age_ms, x.active);
+           x.oldest_in_flight_age_ms, x.active, x.stalled, x.expired);
 }
 
 /// A group as listed: name, settings, counters.

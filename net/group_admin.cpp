@@ -120,6 +120,8 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
   c.set_received_per_second_10s(in.counters.received_per_second_10s);
   c.set_acked_per_second_1s(in.counters.acked_per_second_1s);
   c.set_acked_per_second_10s(in.counters.acked_per_second_10s);
+  c.set_expired(in.counters.expired);
+  c.set_stalled_members(in.counters.stalled_members);
 }
 
 void create_group_call(caf::actor_system& sys, router_actor router,

@@ -155,6 +155,12 @@ const group_metric group_metrics[] = {
      [](const pb::GroupCounters& g) {
        return count(g.members());
      }},
+    {"tinybroker_group_stalled_members", "gauge",
+     "Members marked stalled: their deliveries passed ack_wait unanswered 3 "
+     "times in a row; they get no new deliveries until they answer.",
+     [](const pb::GroupCounters& g) {
+       return count(g.stalled_members());
+     }},
     {"tinybroker_group_held_bytes", "gauge",
      "Payload, header and key bytes the group holds.",
      [](const pb::GroupCounters& g) {
@@ -182,6 +188,11 @@ const group_metric group_metrics[] = {
     {"tinybroker_group_redelivered_total", "counter", "Redeliveries made.",
      [](const pb::GroupCounters& g) {
        return count(g.redelivered());
+     }},
+    {"tinybroker_group_expired_total", "counter",
+     "Deliveries that passed ack_wait unanswered.",
+     [](const pb::GroupCounters& g) {
+       return count(g.expired());
      }},
     {"tinybroker_group_dead_lettered_total", "counter",
      "Messages sent to the dead letter topic.",

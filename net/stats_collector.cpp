@@ -164,6 +164,8 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
       member->set_rejects(m.rejects);
       member->set_oldest_in_flight_age_ms(m.oldest_in_flight_age_ms);
       member->set_active(m.active);
+      member->set_stalled(m.stalled);
+      member->set_expired(m.expired);
     }
   }
   std::vector<const std::pair<session_actor, session_stats>*> sessions;

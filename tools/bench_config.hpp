@@ -36,6 +36,9 @@ enum class scenario_kind {
   expiry,
   /// The broker's memory per topic, with the publisher connected and after.
   topic_memory,
+  /// How late a group's nack delays and ack_wait expiries fire with N
+  /// pending.
+  timers,
 };
 
 /// The settings of one run, as given on the command line.

@@ -274,6 +274,10 @@ int run_fanout(client::connection& conn, const run_config& cfg);
 /// duplicated or timed out, 2 a stream or call failed).
 int run_queue(client::connection& conn, const run_config& cfg);
 
+/// Runs scenario timers: how late a group's nack delays and ack_wait
+/// expiries fire with `messages` of them pending (tools/bench_timers.cpp).
+int run_timers(client::connection& conn, const run_config& cfg);
+
 /// Runs scenario idle (tools/bench_memory.cpp): opens cfg.sessions
 /// sessions with one subscription each and prints the broker's resident
 /// memory before and after; returns the exit code. With

@@ -4,7 +4,8 @@
 // (tools/bench_queue.cpp), the memory readings idle and held
 // (tools/bench_memory.cpp) and the routing scenarios topics-new,
 // subscribe-*, expiry and topic-memory (tools/bench_routing.cpp,
-// tools/bench_expiry.cpp); the publishers are in tools/bench_publish.cpp.
+// tools/bench_expiry.cpp) and the group timers (tools/bench_timers.cpp);
+// the publishers are in tools/bench_publish.cpp.
 
 #include <cstdio>
 #include <memory>
@@ -52,6 +53,7 @@ constexpr named_kind kinds[] = {
     {"subscribe-wildcard", scenario_kind::subscribe_wildcard, 10'000},
     {"expiry", scenario_kind::expiry, 20'000},
     {"topic-memory", scenario_kind::topic_memory, 100'000},
+    {"timers", scenario_kind::timers, 1},
 };
 
 // Fills in the preset of cfg.scenario; returns an error message or "".
@@ -75,6 +77,8 @@ std::string apply_preset(tb::bench::run_config& cfg,
   }
   if (name == "s5" && !given.topics)
     cfg.topics = 1000;
+  if (name == "timers" && !given.messages)
+    cfg.messages = 100'000;
   if (cfg.kind == scenario_kind::queue && cfg.size < 16)
     return "--scenario " + name +
            " needs --size of at least 16 (send time and sequence number)";
@@ -154,6 +158,11 @@ int main(int argc, char** argv) {
       "Scenario topic-memory: publishes once to each of --topics (default "
       "100000) topics; reports the broker's resident memory per topic while "
       "the publisher is connected and after it closed.\n"
+      "Scenario timers: a fresh group (ack_wait 3 s) holds N (default "
+      "100000) timers: W workers nack every delivery with a delay of 1 to "
+      "3 s, then hold N more unanswered until ack_wait passes and W new "
+      "members get them; reports p50, p99 and max lateness of the "
+      "redeliveries, and how many were over 20 ms late.\n"
       "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
       "out, 2 usage or connection error."};
   app.option_defaults()->always_capture_default();
@@ -168,7 +177,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
                              "idle", "held", "topics-new", "subscribe-rate",
                              "subscribe-one-topic", "subscribe-wildcard",
-                             "expiry", "topic-memory"}));
+                             "expiry", "topic-memory", "timers"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
@@ -196,7 +205,7 @@ int main(int argc, char** argv) {
   auto* subscribers = app.add_option("--subscribers", cfg.subscribers,
                                      "fanout: subscriber sessions (K; s2: 4)")
                           ->check(CLI::Range(0u, 256u));
-  app.add_option("--workers", cfg.workers, "queue: worker sessions (W)")
+  app.add_option("--workers", cfg.workers, "queue, timers: worker sessions (W)")
       ->check(CLI::Range(1u, 256u));
   app.add_option("--max-in-flight", cfg.max_in_flight,
                  "queue: each worker's max_in_flight (F)")
@@ -268,7 +277,9 @@ int main(int argc, char** argv) {
       "  topics-new: tinybroker-bench --server 127.0.0.1:7400 --scenario "
       "topics-new --topics 100000 --broker-pid $(pidof tinybroker)\n"
       "  expiry (broker with topic_idle_timeout = \"2s\"): tinybroker-bench "
-      "--server 127.0.0.1:7400 --scenario expiry --topics 20000 --window 6");
+      "--server 127.0.0.1:7400 --scenario expiry --topics 20000 --window 6\n"
+      "  timers: tinybroker-bench --server 127.0.0.1:7400 --scenario timers "
+      "--messages 100000 --workers 2");
   // Errors are JSON with --json, also those found while parsing.
   tb::bench::set_json_errors(wants_json(argc, argv));
   try {
@@ -328,6 +339,8 @@ int main(int argc, char** argv) {
     return tb::bench::run_expiry(conn, cfg);
   case scenario_kind::topic_memory:
     return tb::bench::run_topic_memory(conn, cfg);
+  case scenario_kind::timers:
+    return tb::bench::run_timers(conn, cfg);
   case scenario_kind::fanout:
     break;
   }

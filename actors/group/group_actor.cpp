@@ -15,21 +15,43 @@ time_point now(group_pointer self) {
   return self->clock().now();
 }
 
-// How often the tick sweeps deadlines and delays: a tenth of ack_wait,
-// between 10 ms and 1 s.
-caf::timespan tick_interval(const group_settings& settings) {
-  auto interval = settings.ack_wait / 10;
-  interval = std::clamp(interval, std::chrono::milliseconds{10},
-                        std::chrono::milliseconds{1000});
-  return std::chrono::duration_cast<caf::timespan>(interval);
-}
-
-void schedule_tick(group_pointer self) {
+// Returns the member that `held` goes to now, or 0 to hold it back. A
+// redelivery prefers a member it has not been to: the members it went to
+// are passed over for one pick, and only if the policy finds no other
+// member with credit may they get it again. On its last attempt (see
+// `used_up`) it waits for a new member; `give_up` is set when none may take
+// it (gone, stalled, or passed over by the policy, as key_hash does).
+uint64_t pick_member(group_pointer self, const group_ledger::held& held,
+                     bool& give_up) {
   auto& st = self->state;
-  if (st.tick_scheduled || !st.ledger.needs_tick())
-    return;
-  st.tick_scheduled = true;
-  self->delayed_send(self, tick_interval(st.settings), tick_atom_v);
+  auto pick = [&]() -> uint64_t {
+    auto key = st.policy->pick(*held.msg, st.members);
+    auto* member = key == 0 ? nullptr : st.members.find(key);
+    return member != nullptr && member->has_credit() ? key : 0;
+  };
+  if (held.tried.empty())
+    return pick();
+  auto set_excluded = [&](bool value) {
+    for (auto key : held.tried)
+      if (auto* member = st.members.find(key))
+        member->excluded = value;
+  };
+  set_excluded(true);
+  auto key = pick();
+  set_excluded(false);
+  if (key != 0)
+    return key;
+  auto limit = st.settings.max_deliveries;
+  if (limit == 0 || held.attempts < limit)
+    return pick();
+  auto waiting =
+      std::any_of(st.members.begin(), st.members.end(), [&](const auto& kv) {
+        auto& m = kv.second;
+        return m.may_receive() && !held.went_to(kv.first) &&
+               m.in_flight >= m.max_in_flight;
+      });
+  give_up = !waiting;
+  return 0;
 }
 
 // Hands held messages to the members the policy picks, one batch per
@@ -44,17 +66,23 @@ void dispatch(group_pointer self) {
   while (credit > 0 && st.ledger.has_ready() &&
          passed.size() < policy_lookahead) {
     auto held = st.ledger.pop_front();
-    auto key = st.policy->pick(*held.msg, st.members);
-    auto* member = key == 0 ? nullptr : st.members.find(key);
-    if (member == nullptr || !member->has_credit()) {
+    auto give_up = false;
+    auto key = pick_member(self, held, give_up);
+    if (give_up) {
+      dead_letter(self, held, "max_deliveries");
+      continue;
+    }
+    if (key == 0) {
       passed.push_back(std::move(held));
       continue;
     }
+    auto& member = st.members.at(key);
     ++held.attempts;
+    held.add_try(key);
     auto id = st.ctx.delivery_ids->reserve(1);
     out[key].items.push_back(
-        group_delivery{held.msg, member->subscription_id, id, held.attempts});
-    ++member->in_flight;
+        group_delivery{held.msg, member.subscription_id, id, held.attempts});
+    ++member.in_flight;
     --credit;
     ++st.counters.delivered;
     if (held.attempts > 1)
@@ -66,7 +94,7 @@ void dispatch(group_pointer self) {
   for (auto& [member_key, batch] : out)
     self->send(st.members.at(member_key).session, gdeliver_atom_v,
                std::move(batch));
-  schedule_tick(self);
+  schedule_wake(self);
 }
 
 // Stops new deliveries to the member `key` and tells the policy.
@@ -75,7 +103,12 @@ void deactivate(group_pointer self, uint64_t key) {
   if (!member.active)
     return;
   member.active = false;
-  self->state.policy->left(key);
+  // A stalled member is off the policy's books already; a member that left
+  // is no longer stalled (it takes nothing either way).
+  if (member.stalled)
+    member.stalled = false;
+  else
+    self->state.policy->left(key);
 }
 
 // Removes a member that left and holds nothing any more.
@@ -85,6 +118,7 @@ void release_member_if_done(group_pointer self, uint64_t key) {
   if (member == nullptr || member->active || member->in_flight > 0)
     return;
   auto session = member->session;
+  forget_expiries(self, key);
   st.members.erase(key);
   auto still_member =
       std::any_of(st.members.begin(), st.members.end(),
@@ -109,10 +143,12 @@ take_answered(group_pointer self, const session_actor& session, uint64_t id) {
 }
 
 // Applies `fn` to each delivery answered validly, then frees members that
-// left and dispatches.
+// left and dispatches. Any answer, even a stale one, shows the session
+// reads: its members are no longer stalled.
 template <class F>
 void answer(group_pointer self, const session_actor& session,
             const std::vector<uint64_t>& ids, F fn) {
+  note_answer(self, session);
   std::vector<uint64_t> touched;
   for (auto id : ids)
     if (auto f = take_answered(self, session, id)) {
@@ -127,7 +163,7 @@ void answer(group_pointer self, const session_actor& session,
 // Redelivers what expired and releases delayed messages that are due.
 void on_tick(group_pointer self) {
   auto& st = self->state;
-  st.tick_scheduled = false;
+  wake_arrived(self);
   std::unordered_map<uint64_t, std::vector<uint64_t>> expired_by_member;
   std::vector<uint64_t> touched;
   std::vector<group_ledger::held> again;
@@ -139,6 +175,8 @@ void on_tick(group_pointer self) {
     touched.push_back(f->member);
     again.push_back(std::move(f->message));
   }
+  for (auto& [key, ids] : expired_by_member)
+    note_expired(self, key, ids.size());
   // The oldest first in line, as when a member is gone.
   requeue_in_order(self, std::move(again));
   for (auto& [key, ids] : expired_by_member)
@@ -299,8 +337,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           auto& st = self->state;
           if (auto* member = st.members.find(f.member))
             ++member->nacks;
-          auto limit = st.settings.max_deliveries;
-          if (delay_ms == 0 || (limit != 0 && f.message.attempts >= limit)) {
+          if (delay_ms == 0 || used_up(self, f.message)) {
             requeue(self, std::move(f.message));
             return;
           }
@@ -319,6 +356,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
       [self](progress_atom, const session_actor& session,
              const std::vector<uint64_t>& ids) {
         auto& st = self->state;
+        note_answer(self, session);
         auto deadline = now(self) + st.settings.ack_wait;
         for (auto id : ids) {
           auto* f = st.ledger.find(id);

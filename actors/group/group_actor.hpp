@@ -8,18 +8,30 @@
 //     |                   |  \--nack (delay)--> parked --due--+
 //     +---- ack_wait passed / member gone / nack -------------+
 //
-// The group's policy (actors/policies/group_policy.hpp) picks the member of
-// each delivery among those with free credit (max_in_flight); the rest is the
-// same for every policy. One periodic tick sweeps deadlines and delays; no
-// timer per message.
+// The group decides who may receive a delivery: active members with free
+// credit (max_in_flight) that are not stalled, and for a redelivery those the
+// message has not been to yet if one of them has credit. The group's policy
+// (actors/policies/group_policy.hpp) picks the member among them; the rest is
+// the same for every policy.
+//
+// Timers: one wake-up (a delayed tick_atom) at the ledger's earliest
+// deadline or delay, none per message (actors/group/group_stalls.cpp).
+//
+// Stalls: a member whose deliveries expire `stall_after` times in a row
+// (those expiring together count once), with no answer from its session in
+// between, is stalled: no new deliveries
+// until its session answers anything (ack, nack, reject, in progress, even a
+// late one).
 
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 
 #include <caf/stateful_actor.hpp>
 
@@ -29,6 +41,7 @@
 #include "actors/meters.hpp"
 #include "actors/policies/group_policy.hpp"
 #include "actors/protocol.hpp"
+#include "log/rate_limiter.hpp"
 
 namespace tb {
 
@@ -61,8 +74,13 @@ struct group_state {
   member_directory members;
   /// Picks the member of each delivery (`settings.policy`).
   std::unique_ptr<group_policy> policy;
-  /// True while a tick is scheduled.
-  bool tick_scheduled = false;
+  /// When the wake-ups sent to itself (tick_atom) are due, earliest first.
+  std::multiset<group_ledger::time_point> wakes;
+  /// Members with deliveries expired since their session last answered.
+  std::unordered_set<uint64_t> expiring;
+  /// The lines about members stalling and answering again, at most 5 of
+  /// each per 10 s (a client decides how often it stalls).
+  log::rate_limiter stall_lines;
   /// Counters.
   group_counters counters;
   /// The lines of its dead letters, rate limited.
@@ -115,6 +133,40 @@ void requeue(group_pointer self, group_ledger::held held);
 /// line, dead-lettering (in their order) those that used up their
 /// deliveries.
 void requeue_in_order(group_pointer self, std::vector<group_ledger::held> msgs);
+
+/// How far ahead the group schedules its wake-up at most; a later due time
+/// is reached by a further wake-up. Bounds the wake-ups it has pending, with
+/// `wake_slack`, to `wake_horizon / wake_slack + 1`.
+constexpr std::chrono::milliseconds wake_horizon{1000};
+
+/// A due time at most this much before a pending wake-up adds no new one.
+constexpr std::chrono::milliseconds wake_slack{2};
+
+/// Makes sure a wake-up is pending at or just after the ledger's next due
+/// time (actors/group/group_stalls.cpp).
+void schedule_wake(group_pointer self);
+
+/// Forgets the earliest pending wake-up: it arrived.
+void wake_arrived(group_pointer self);
+
+/// Counts a timeout of the member `key`: `n` of its deliveries expired
+/// together; marks it stalled (and logs it) after `stall_after` in a row.
+void note_expired(group_pointer self, uint64_t key, std::size_t n);
+
+/// Clears the expiries in a row of the members of `session`, which answered
+/// something, and un-stalls them.
+void note_answer(group_pointer self, const session_actor& session);
+
+/// Forgets the expiries of the member `key`, which is leaving.
+void forget_expiries(group_pointer self, uint64_t key);
+
+/// Returns true if a member that may receive and that `held` has not been
+/// to yet exists.
+bool has_new_receiver(group_pointer self, const group_ledger::held& held);
+
+/// Returns true if `held` used up its deliveries: `max_deliveries` attempts
+/// made, and it went to two members or more, or no other member may take it.
+bool used_up(group_pointer self, const group_ledger::held& held);
 
 /// Returns the group's counters, rates, ages and members, as the Stats view
 /// and ListGroups show them (actors/group/group_stats.cpp).

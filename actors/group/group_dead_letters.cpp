@@ -106,14 +106,22 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
 
 // Holds a message again for redelivery at the head of the queue, or dead
 // letters it when it used up its deliveries.
+bool used_up(group_pointer self, const group_ledger::held& held) {
+  auto limit = self->state.settings.max_deliveries;
+  if (limit == 0 || held.attempts < limit)
+    return false;
+  // A member that fails every delivery (stalled, crashing on it) must not
+  // use up a message that another member could take: it gets one more
+  // attempt there (spec 6, docs/semantics.md).
+  return held.tried.size() >= 2 || !has_new_receiver(self, held);
+}
+
 void requeue(group_pointer self, group_ledger::held held) {
-  auto& st = self->state;
-  auto limit = st.settings.max_deliveries;
-  if (limit != 0 && held.attempts >= limit) {
+  if (used_up(self, held)) {
     dead_letter(self, held, "max_deliveries");
     return;
   }
-  st.ledger.push_front(std::move(held));
+  self->state.ledger.push_front(std::move(held));
 }
 
 // Holds messages again at the head of the queue, the first of `msgs` first
@@ -121,10 +129,9 @@ void requeue(group_pointer self, group_ledger::held held) {
 // deliveries.
 void requeue_in_order(group_pointer self,
                       std::vector<group_ledger::held> msgs) {
-  auto limit = self->state.settings.max_deliveries;
   std::vector<group_ledger::held> again;
   for (auto& held : msgs)
-    if (limit != 0 && held.attempts >= limit)
+    if (used_up(self, held))
       dead_letter(self, held, "max_deliveries");
     else
       again.push_back(std::move(held));

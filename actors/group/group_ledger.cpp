@@ -4,6 +4,15 @@
 
 namespace tb {
 
+bool group_ledger::held::went_to(uint64_t member) const noexcept {
+  return std::find(tried.begin(), tried.end(), member) != tried.end();
+}
+
+void group_ledger::held::add_try(uint64_t member) {
+  if (!went_to(member))
+    tried.push_back(member);
+}
+
 void group_ledger::count_in(const held& msg) {
   held_bytes_ += msg.msg->size_bytes();
 }
@@ -84,13 +93,28 @@ std::vector<uint64_t> group_ledger::expired(time_point now) {
     if (i != flights_.end() && i->second.deadline == deadline)
       result.push_back(id);
   }
-  // Drop stale entries at the head so the FIFO stays as small as the work.
+  drop_stale_deadlines();
+  return result;
+}
+
+void group_ledger::drop_stale_deadlines() {
+  // Stale entries at the head go, so the FIFO stays as small as the work
+  // and its head is a live deadline.
   while (!deadlines_.empty()) {
     auto i = flights_.find(deadlines_.front().second);
     if (i != flights_.end() && i->second.deadline == deadlines_.front().first)
       break;
     deadlines_.pop_front();
   }
+}
+
+std::optional<group_ledger::time_point> group_ledger::next_due() {
+  drop_stale_deadlines();
+  std::optional<time_point> result;
+  if (!deadlines_.empty())
+    result = deadlines_.front().first;
+  if (!delayed_.empty() && (!result || delayed_.begin()->first < *result))
+    result = delayed_.begin()->first;
   return result;
 }
 

@@ -21,8 +21,10 @@ namespace tb {
 ///
 /// Deadlines cost no timer each: since every deadline is "now + ack_wait"
 /// with one ack_wait per group, they are issued in order and kept in a FIFO
-/// that one periodic tick sweeps (`expire`). Extending a deadline appends a
-/// new entry; the stale one is skipped when met.
+/// (`expired` sweeps its head). Extending a deadline appends a new entry;
+/// the stale one is skipped when met. Delayed redeliveries wait in a map
+/// ordered by due time. `next_due` is the earliest of both heads, so the
+/// group actor keeps one wake-up at that time and none per message.
 class group_ledger {
 public:
   /// The clock of deadlines (CAF's actor clock, simulated in tests).
@@ -30,10 +32,28 @@ public:
 
   /// A held message and how often it was delivered so far.
   struct held {
+    /// Holds nothing yet.
+    held() = default;
+
+    /// Holds `msg`, delivered `attempts` times so far, to no one known.
+    held(message_ref msg, uint32_t attempts)
+        : msg(std::move(msg)), attempts(attempts) {
+      // nop
+    }
+
     /// The message.
     message_ref msg;
     /// Deliveries made so far (0 before the first).
     uint32_t attempts = 0;
+    /// The members it was delivered to, each once, in order (empty before
+    /// the first delivery; at most one entry per member of the group).
+    std::vector<uint64_t> tried;
+
+    /// Returns true if it was delivered to `member` before.
+    bool went_to(uint64_t member) const noexcept;
+
+    /// Records a delivery to `member`.
+    void add_try(uint64_t member);
   };
 
   /// A delivery awaiting its answer.
@@ -71,10 +91,10 @@ public:
     return !queue_.empty();
   }
 
-  /// Returns true if the periodic tick has work: deadlines or delays.
-  bool needs_tick() const noexcept {
-    return !flights_.empty() || !delayed_.empty();
-  }
+  /// Returns when the earliest deadline or delay falls due; nothing if there
+  /// is none. Forgets superseded deadlines at the head first, so the time
+  /// returned belongs to a live delivery or a parked message.
+  std::optional<time_point> next_due();
 
   /// Holds a new message at the end of the queue.
   void push_back(held msg);
@@ -131,6 +151,7 @@ public:
 private:
   void count_in(const held& msg);
   void count_out(const held& msg);
+  void drop_stale_deadlines();
 
   std::deque<held> queue_;
   std::unordered_map<uint64_t, flight> flights_;

@@ -67,6 +67,10 @@ group_info describe_group(group_pointer self) {
     out.nacks = m->nacks;
     out.rejects = m->rejects;
     out.active = m->active;
+    out.stalled = m->stalled;
+    out.expired = m->expired;
+    if (m->stalled)
+      ++c.stalled_members;
     if (auto i = earliest_deadline.find(key); i != earliest_deadline.end()) {
       auto left = i->second - now;
       auto since = st.settings.ack_wait - duration_cast<milliseconds>(left);

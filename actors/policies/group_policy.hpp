@@ -22,6 +22,11 @@
 
 namespace tb {
 
+/// Times in a row a member's deliveries expire, with no answer from its
+/// session in between, that mark it stalled (deliveries that expire
+/// together count once; docs/semantics.md).
+constexpr uint32_t stall_after = 3;
+
 /// One member of a group: a subscription of a session.
 struct group_member {
   /// The member's session.
@@ -44,10 +49,29 @@ struct group_member {
   uint64_t nacks = 0;
   /// Its rejects.
   uint64_t rejects = 0;
+  /// Its deliveries that passed ack_wait unanswered.
+  uint64_t expired = 0;
+  /// Times its deliveries expired since its session last answered anything;
+  /// deliveries that expire together (at one deadline) count once.
+  uint32_t timeouts_in_row = 0;
+  /// True while it is stalled: its deliveries expired `stall_after` times in
+  /// a row. It gets no new deliveries until its session answers something.
+  bool stalled = false;
+  /// Set by the group for the duration of one `pick` on a member the message
+  /// went to before, so that a redelivery prefers another member.
+  bool excluded = false;
 
-  /// Returns true if the member takes deliveries and has free credit.
+  /// Returns true if the member may get new deliveries: it is active and
+  /// not stalled.
+  bool may_receive() const noexcept {
+    return active && !stalled;
+  }
+
+  /// Returns true if the member may get this delivery and has free credit.
+  /// The group decides who may receive (active, not stalled, not passed
+  /// over for this message); policies only choose among them.
   bool has_credit() const noexcept {
-    return active && in_flight < max_in_flight;
+    return may_receive() && !excluded && in_flight < max_in_flight;
   }
 
   /// Returns true if the member joined with `tag`.
@@ -128,12 +152,13 @@ class group_policy {
 public:
   virtual ~group_policy();
 
-  /// The member with `key` started taking deliveries: it joined, or joined
-  /// again after it left.
+  /// The member with `key` started taking deliveries: it joined, joined
+  /// again after it left, or answered again after it stalled.
   virtual void joined(uint64_t key, const group_member& member);
 
-  /// The member with `key` stopped taking deliveries: it left, or its
-  /// session ended. Its deliveries in flight are already requeued.
+  /// The member with `key` stopped taking deliveries: it left, its session
+  /// ended (its deliveries in flight are already requeued), or it stalled
+  /// (`joined` follows once it answers again).
   virtual void left(uint64_t key);
 
   /// Returns the key of the member that gets `msg`: an active member with

@@ -32,7 +32,8 @@ uint64_t priority_first_policy::pick(const tb::message_record& msg,
   auto any_normal = false;
   for (auto k : members.join_order()) {
     auto& member = members.at(k);
-    any_normal = any_normal || (member.active && !member.has_tag(high_tag));
+    any_normal =
+        any_normal || (member.may_receive() && !member.has_tag(high_tag));
   }
   return any_normal ? 0 : high_.next(members);
 }

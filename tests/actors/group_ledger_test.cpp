@@ -111,7 +111,7 @@ TEST_F(GroupLedger, ExtendingTwiceToTheSameDeadlineExpiresOnce) {
 TEST_F(GroupLedger, ExtendOfAnUnknownDeliveryChangesNothing) {
   ledger.extend(42, at(1s));
   EXPECT_EQ(ledger.expired(at(5s)), ids{});
-  EXPECT_FALSE(ledger.needs_tick());
+  EXPECT_EQ(ledger.next_due(), std::nullopt);
 }
 
 TEST_F(GroupLedger, ExpiredReturnsOnlyPassedDeadlinesOldestFirst) {
@@ -126,6 +126,33 @@ TEST_F(GroupLedger, ExpiredReturnsOnlyPassedDeadlinesOldestFirst) {
   EXPECT_EQ(ledger.in_flight(), 3u);
   EXPECT_EQ(ledger.expired(at(3500ms)), ids{});
   EXPECT_EQ(ledger.expired(at(4s)), (ids{4}));
+}
+
+TEST_F(GroupLedger, NextDueIsTheEarliestLiveDeadlineOrDelay) {
+  EXPECT_EQ(ledger.next_due(), std::nullopt);
+  ledger.start(1, msg("a"), 1, at(1s));
+  ledger.start(2, msg("b"), 1, at(2s));
+  EXPECT_EQ(ledger.next_due(), at(1s));
+  ledger.delay(msg("parked", 1), at(1500ms));
+  ledger.finish(1); // acked: its deadline no longer counts
+  EXPECT_EQ(ledger.next_due(), at(1500ms));
+  ledger.delay(msg("soon", 1), at(200ms));
+  EXPECT_EQ(ledger.next_due(), at(200ms));
+  ledger.release_delayed(at(1500ms));
+  EXPECT_EQ(ledger.next_due(), at(2s));
+  ledger.extend(2, at(3s)); // the 2 s entry is superseded
+  EXPECT_EQ(ledger.next_due(), at(3s));
+}
+
+TEST_F(GroupLedger, HeldRemembersEachMemberItWentToOnce) {
+  auto held = msg("a");
+  EXPECT_FALSE(held.went_to(1));
+  held.add_try(1);
+  held.add_try(2);
+  held.add_try(1);
+  EXPECT_TRUE(held.went_to(1));
+  EXPECT_TRUE(held.went_to(2));
+  EXPECT_EQ(held.tried, (ids{1, 2}));
 }
 
 TEST_F(GroupLedger, FlightsOfListsAMembersDeliveriesInDeliveryOrder) {
@@ -145,7 +172,7 @@ TEST_F(GroupLedger, DelayedMessagesReturnToTheHeadWhenDueEarliestFirst) {
   ledger.delay(msg("late", 1), at(3s));
   ledger.delay(msg("early", 1), at(1s));
   ledger.delay(msg("middle", 1), at(2s));
-  EXPECT_TRUE(ledger.needs_tick());
+  EXPECT_EQ(ledger.next_due(), at(1s));
   EXPECT_EQ(ledger.pending(), 4u);
   ledger.release_delayed(at(500ms));
   EXPECT_EQ(drain(), (strings{"q"}));
@@ -155,7 +182,7 @@ TEST_F(GroupLedger, DelayedMessagesReturnToTheHeadWhenDueEarliestFirst) {
   EXPECT_EQ(ledger.pending(), 1u);
   ledger.release_delayed(at(3s));
   EXPECT_EQ(drain(), (strings{"late"}));
-  EXPECT_FALSE(ledger.needs_tick());
+  EXPECT_EQ(ledger.next_due(), std::nullopt);
 }
 
 TEST_F(GroupLedger, DropOldestPendingTakesQueuedThenDelayedNeverInFlight) {
@@ -201,7 +228,7 @@ TEST_F(GroupLedger, HeldCountsFollowEveryOperation) {
   expect_held(2, 1, 8);
   EXPECT_EQ(ledger.clear(), 3u);
   expect_held(0, 0, 0);
-  EXPECT_FALSE(ledger.needs_tick());
+  EXPECT_EQ(ledger.next_due(), std::nullopt);
   EXPECT_EQ(ledger.expired(at(10s)), ids{});
 }
 

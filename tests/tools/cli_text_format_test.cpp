@@ -152,6 +152,18 @@ TEST(GroupView, MemberTableHasARowPerMember) {
   EXPECT_EQ(none.str(), "no members\n");
 }
 
+TEST(GroupView, MemberTableSaysStalledInItsState) {
+  auto g = sample_group();
+  g.mutable_members(0)->set_stalled(true);
+  std::ostringstream out;
+  print_member_table(out, {&g});
+  EXPECT_NE(out.str().find(" stalled\n"), std::string::npos) << out.str();
+  g.mutable_members(0)->set_active(false);
+  std::ostringstream left;
+  print_member_table(left, {&g});
+  EXPECT_NE(left.str().find(" left\n"), std::string::npos) << left.str();
+}
+
 TEST(GroupView, JsonHasSettingsCountersAndMembersOnlyWhenAsked) {
   auto g = sample_group();
   json_writer out;

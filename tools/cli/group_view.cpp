@@ -50,6 +50,8 @@ void write_counters(json_writer& out, const pb::GroupCounters& c) {
       .real("received_per_second_10s", c.received_per_second_10s())
       .real("acked_per_second_1s", c.acked_per_second_1s())
       .real("acked_per_second_10s", c.acked_per_second_10s())
+      .number("expired", c.expired())
+      .number("stalled_members", c.stalled_members())
       .close_object();
 }
 
@@ -66,6 +68,8 @@ void write_member(json_writer& out, const pb::MemberStats& m) {
       .number("rejects", m.rejects())
       .number("oldest_in_flight_age_ms", m.oldest_in_flight_age_ms())
       .boolean("active", m.active())
+      .boolean("stalled", m.stalled())
+      .number("expired", m.expired())
       .close_object();
 }
 
@@ -122,7 +126,9 @@ void print_member_table(std::ostream& out, const group_list& groups) {
                      std::to_string(m.acks()), std::to_string(m.nacks()),
                      std::to_string(m.rejects()),
                      format_age(m.oldest_in_flight_age_ms()),
-                     m.active() ? "active" : "left"});
+                     !m.active()   ? "left"
+                     : m.stalled() ? "stalled"
+                                   : "active"});
   if (table.empty())
     out << "no members\n";
   else
