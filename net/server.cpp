@@ -337,6 +337,8 @@ void broker_server::release() {
   router_ = nullptr;
   metrics_.reset();
   server_.reset();
+  if (tls_)
+    tls_->discard_private_copy();
   tls_.reset();
   service_.reset();
   system_.reset(); // waits for every actor

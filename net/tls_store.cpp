@@ -162,10 +162,16 @@ std::shared_ptr<tls_store::material> parse_material(const tls_files& files,
 tls_store::tls_store() = default;
 
 tls_store::~tls_store() {
+  discard_private_copy();
+}
+
+void tls_store::discard_private_copy() {
+  std::lock_guard<std::mutex> guard{mutex_};
   if (dir_.empty())
     return;
   std::error_code ec;
   std::filesystem::remove_all(dir_, ec);
+  dir_.clear();
 }
 
 std::string tls_store::load(const tls_config& cfg) {
@@ -292,7 +298,7 @@ namespace {
 class client_verifier final
     : public grpc::experimental::ExternalCertificateVerifier {
 public:
-  explicit client_verifier(std::shared_ptr<const tls_store> store)
+  explicit client_verifier(std::weak_ptr<const tls_store> store)
       : store_(std::move(store)) {
     // nop
   }
@@ -303,8 +309,11 @@ public:
     auto text = [](grpc::string_ref x) {
       return std::string(x.data(), x.size());
     };
-    auto problem = store_->verify_client(text(request->peer_cert()),
-                                         text(request->peer_cert_full_chain()));
+    auto store = store_.lock(); // gone once the broker stopped
+    auto problem =
+        store ? store->verify_client(text(request->peer_cert()),
+                                     text(request->peer_cert_full_chain()))
+              : std::string{"the broker is stopping"};
     if (problem.empty()) {
       *sync_status = grpc::Status::OK;
     } else {
@@ -336,7 +345,8 @@ private:
       log::warn("client certificate refused: " + problem);
   }
 
-  std::shared_ptr<const tls_store> store_;
+  // Weak: gRPC may keep its verifier past the broker's stop.
+  std::weak_ptr<const tls_store> store_;
   std::mutex mutex_;
   log::rate_limiter limiter_;
 };
@@ -363,7 +373,7 @@ std::shared_ptr<grpc::ServerCredentials> tls_store::grpc_credentials() {
         GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
     options.set_certificate_verifier(
         grpc::experimental::ExternalCertificateVerifier::Create<
-            client_verifier>(shared_from_this()));
+            client_verifier>(weak_from_this()));
   } else {
     options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
   }

@@ -77,6 +77,11 @@ public:
   /// did not succeed. The store must outlive `ctx`.
   bool setup_ssl_context(ssl_ctx_st& ctx);
 
+  /// Removes the private copy of the identity (the destructor does too):
+  /// call it once the gRPC listener is gone, since gRPC may keep its
+  /// credentials, and so the store, until the process ends.
+  void discard_private_copy();
+
   /// Returns the time the server certificate expires (Unix seconds), or 0
   /// before `load`.
   int64_t not_after() const;
