@@ -16,47 +16,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <grpcpp/security/server_credentials.h>
-#include <grpcpp/security/tls_certificate_provider.h>
-#include <grpcpp/security/tls_certificate_verifier.h>
-#include <grpcpp/security/tls_credentials_options.h>
-#include <grpcpp/support/status.h>
-#include <grpcpp/support/string_ref.h>
-
-#include "log/rate_limiter.hpp"
-#include "net/log.hpp"
 #include "net/tls_credentials.hpp"
+#include "net/tls_material.hpp"
 
 namespace tb {
 
-namespace {
+using tls_detail::owned;
+using tls_detail::refuse_passphrase;
 
-// Owning pointers for the OpenSSL objects of a material.
-struct store_free {
-  void operator()(BIO* x) const {
-    BIO_free(x);
-  }
-  void operator()(X509* x) const {
-    X509_free(x);
-  }
-  void operator()(EVP_PKEY* x) const {
-    EVP_PKEY_free(x);
-  }
-  void operator()(STACK_OF(X509) * x) const {
-    sk_X509_pop_free(x, X509_free);
-  }
-  void operator()(STACK_OF(X509_NAME) * x) const {
-    sk_X509_NAME_pop_free(x, X509_NAME_free);
-  }
-  void operator()(X509_STORE* x) const {
-    X509_STORE_free(x);
-  }
-  void operator()(X509_STORE_CTX* x) const {
-    X509_STORE_CTX_free(x);
-  }
-};
-template <class T>
-using owned = std::unique_ptr<T, store_free>;
+namespace {
 
 // Returns every certificate in `pem`, in order (an empty stack if none).
 owned<STACK_OF(X509)> certificates(const std::string& pem) {
@@ -66,11 +34,6 @@ owned<STACK_OF(X509)> certificates(const std::string& pem) {
     sk_X509_push(result.get(), cert);
   ERR_clear_error();
   return result;
-}
-
-// A passphrase callback that gives none (encrypted keys do not load).
-int refuse_passphrase(char*, int, int, void*) {
-  return -1;
 }
 
 // Returns the expiry of `cert` in Unix seconds (0 if it cannot be read).
@@ -101,24 +64,6 @@ std::string private_parent() {
 }
 
 } // namespace
-
-// -- material -----------------------------------------------------------------
-
-struct tls_store::material {
-  // The key and the certificate chain in one PEM text (gRPC's copy).
-  std::string identity_pem;
-  owned<X509> leaf;
-  owned<EVP_PKEY> key;
-  // The certificates after the leaf.
-  owned<STACK_OF(X509)> chain;
-  // With client_ca: the CAs client certificates are checked against, and
-  // their names as sent to clients.
-  owned<X509_STORE> client_store;
-  owned<STACK_OF(X509_NAME)> client_names;
-  // The client_ca file, for messages.
-  std::string client_ca_path;
-  int64_t not_after = 0;
-};
 
 namespace {
 
@@ -287,135 +232,6 @@ std::string tls_store::verify_client(const std::string& leaf_pem,
   default:
     return "certificate " + who + ": " + because;
   }
-}
-
-// -- the listeners ------------------------------------------------------------
-
-namespace {
-
-// Checks the client certificates of the gRPC listener against the store's
-// current client CA, and logs why one is refused.
-class client_verifier final
-    : public grpc::experimental::ExternalCertificateVerifier {
-public:
-  explicit client_verifier(std::weak_ptr<const tls_store> store)
-      : store_(std::move(store)) {
-    // nop
-  }
-
-  bool Verify(grpc::experimental::TlsCustomVerificationCheckRequest* request,
-              std::function<void(grpc::Status)>,
-              grpc::Status* sync_status) override {
-    auto text = [](grpc::string_ref x) {
-      return std::string(x.data(), x.size());
-    };
-    auto store = store_.lock(); // gone once the broker stopped
-    auto problem =
-        store ? store->verify_client(text(request->peer_cert()),
-                                     text(request->peer_cert_full_chain()))
-              : std::string{"the broker is stopping"};
-    if (problem.empty()) {
-      *sync_status = grpc::Status::OK;
-    } else {
-      log_refusal(problem);
-      *sync_status = grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                  "client certificate refused: " + problem);
-    }
-    return true; // answered synchronously
-  }
-
-  void Cancel(grpc::experimental::TlsCustomVerificationCheckRequest*) override {
-    // nop: every check is synchronous
-  }
-
-private:
-  // Logs a refusal, at most 5 lines in 10 s (a client can cause them).
-  void log_refusal(const std::string& problem) {
-    std::lock_guard<std::mutex> guard{mutex_};
-    auto verdict = limiter_.admit("client certificate refused",
-                                  log::rate_limiter::clock_type::now());
-    if (verdict.ended)
-      log::warn(std::to_string(verdict.ended->count) +
-                " more client certificates refused (not logged) in the last " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                   verdict.ended->window)
-                                   .count()) +
-                " s");
-    if (verdict.write)
-      log::warn("client certificate refused: " + problem);
-  }
-
-  // Weak: gRPC may keep its verifier past the broker's stop.
-  std::weak_ptr<const tls_store> store_;
-  std::mutex mutex_;
-  log::rate_limiter limiter_;
-};
-
-} // namespace
-
-std::shared_ptr<grpc::ServerCredentials> tls_store::grpc_credentials() {
-  std::string path;
-  {
-    std::lock_guard<std::mutex> guard{mutex_};
-    path = dir_ + "/identity.pem";
-  }
-  // The key and the chain are one file, replaced by a rename: gRPC never
-  // pairs a new key with an old certificate.
-  auto provider =
-      std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-          path, path, tls_refresh_seconds);
-  grpc::experimental::TlsServerCredentialsOptions options{provider};
-  options.watch_identity_key_cert_pairs();
-  if (config().mutual()) {
-    // Verified here rather than by gRPC, so that a refusal is logged with
-    // its reason; the client must still prove it holds the key.
-    options.set_cert_request_type(
-        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
-    options.set_certificate_verifier(
-        grpc::experimental::ExternalCertificateVerifier::Create<
-            client_verifier>(weak_from_this()));
-  } else {
-    options.set_cert_request_type(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-  }
-  return grpc::experimental::TlsServerCredentials(options);
-}
-
-int tls_store::on_handshake(ssl_st* ssl, void* arg) {
-  auto m = static_cast<tls_store*>(arg)->current();
-  if (!m || !m->leaf || !m->key)
-    return 0;
-  if (SSL_use_cert_and_key(ssl, m->leaf.get(), m->key.get(), m->chain.get(),
-                           1) != 1) {
-    ERR_clear_error();
-    return 0;
-  }
-  if (m->client_store) {
-    SSL_set1_verify_cert_store(ssl, m->client_store.get());
-    SSL_set_client_CA_list(ssl, SSL_dup_CA_list(m->client_names.get()));
-  }
-  return 1;
-}
-
-bool tls_store::setup_ssl_context(ssl_ctx_st& ctx) {
-  auto m = current();
-  if (!m || !m->leaf || !m->key)
-    return false;
-  SSL_CTX_set_min_proto_version(&ctx, TLS1_2_VERSION);
-  SSL_CTX_set_options(&ctx, SSL_OP_NO_COMPRESSION |
-                                SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
-  SSL_CTX_set_default_passwd_cb(&ctx, refuse_passphrase);
-  // The identity of the load, replaced on each handshake by the current one.
-  bool ok = SSL_CTX_use_cert_and_key(&ctx, m->leaf.get(), m->key.get(),
-                                     m->chain.get(), 1) == 1;
-  SSL_CTX_set_cert_cb(&ctx, &tls_store::on_handshake, this);
-  if (ok && m->client_store) {
-    SSL_CTX_set1_verify_cert_store(&ctx, m->client_store.get());
-    SSL_CTX_set_client_CA_list(&ctx, SSL_dup_CA_list(m->client_names.get()));
-    SSL_CTX_set_verify(&ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
-                       nullptr);
-  }
-  ERR_clear_error();
-  return ok;
 }
 
 std::string tls_expiry_warning(const std::string& path, int64_t not_after,
