@@ -22,6 +22,7 @@
 #include "net/server.hpp"
 #include "net/systemd_notify.hpp"
 #include "net/tls_credentials.hpp"
+#include "net/tls_store.hpp"
 
 #ifndef TINYBROKER_VERSION
 #error "TINYBROKER_VERSION must be defined by the build"
@@ -41,24 +42,54 @@ sigset_t block_stop_signals() {
   return set;
 }
 
-// Reloads the tokens from `config_file` on SIGHUP (docs/security.md): only
-// `[auth]` takes effect; a config that does not load changes nothing.
-void reload_tokens(tb::broker_server& server, const std::string& config_file,
+// Logs a warning if the server certificate `path` has expired or expires
+// within two weeks (spec 10): at start and after each reload.
+void warn_if_expiring(const std::string& path, int64_t not_after) {
+  auto now = std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  if (auto warning = tb::tls_expiry_warning(path, not_after, now);
+      !warning.empty())
+    tb::log::warn(warning);
+}
+
+// Reloads the tokens and the TLS files from `config_file` on SIGHUP
+// (docs/security.md): only `[auth]` and `[tls]` take effect; a config that
+// does not load changes nothing, and each of its problems is logged as a
+// line of its own.
+void reload_config(tb::broker_server& server, const std::string& config_file,
                    const tb::policy_names& policies) {
   if (config_file.empty()) {
     tb::log::warn("received SIGHUP, but the broker runs on its built-in "
                   "defaults (no --config): nothing to reload");
     return;
   }
-  tb::log::info("received SIGHUP, reloading the tokens of " + config_file);
+  tb::log::info("received SIGHUP, reloading the tokens and the TLS files of " +
+                config_file);
   auto loaded = tb::load_config_file(config_file, policies);
   if (!loaded.ok()) {
-    tb::log::error("reload failed, the tokens stay as they were: " +
-                   loaded.error().text);
+    for (const auto& line : tb::problem_lines(loaded.error()))
+      tb::log::error("reload failed, the tokens and the TLS files stay as "
+                     "they were: " +
+                     line);
     return;
   }
-  if (auto err = server.reload_auth(loaded.value().auth))
+  const auto& cfg = loaded.value();
+  if (auto err = server.reload_auth(cfg.auth))
     tb::log::error("reload failed: " + err.text);
+  if (!cfg.tls.enabled() && server.tls_not_after() == 0)
+    return;
+  if (auto err = server.reload_tls(cfg.tls)) {
+    tb::log::error("TLS reload failed, the listeners keep the certificate "
+                   "they had: " +
+                   err.text);
+  } else {
+    tb::log::info("TLS files reloaded",
+                  {{"cert", cfg.tls.cert},
+                   {"not_after", tb::utc_timestamp(server.tls_not_after())},
+                   {"client_ca", cfg.tls.client_ca}});
+  }
+  warn_if_expiring(server.tls_cert(), server.tls_not_after());
 }
 
 // Names the malloc this process runs on: jemalloc (with its version) when
@@ -237,10 +268,12 @@ int run_broker(int argc, char** argv, const std::string& program) {
                  ? std::string{"off"}
                  : std::string{"on "} + (cfg.metrics.tls ? "https" : "http") +
                        "://" + server.metrics_address() + "/metrics"));
+  if (cfg.tls.enabled())
+    warn_if_expiring(server.tls_cert(), server.tls_not_after());
   notify_ready("listening on " + server.address());
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP)
-    notify_reloading([&] { reload_tokens(server, config_file, policies); });
+    notify_reloading([&] { reload_config(server, config_file, policies); });
   notify_stopping();
   // The process ends by grace + 1 s; leave teardown a tenth of that.
   arm_exit_watchdog(std::chrono::steady_clock::now() + cfg.shutdown_grace +

@@ -289,6 +289,19 @@ std::string render_metrics(const pb::StatsReply& reply,
   return out;
 }
 
+std::string render_tls_expiry(int64_t not_after) {
+  if (not_after == 0)
+    return {};
+  std::string out;
+  constexpr std::string_view name =
+      "tinybroker_tls_certificate_expiry_timestamp_seconds";
+  header(out, name, "gauge",
+         "When the server certificate of the gRPC and metrics listeners "
+         "expires, in Unix seconds.");
+  sample(out, name, "", std::to_string(not_after));
+  return out;
+}
+
 std::string escape_label_value(std::string_view value) {
   std::string out;
   out.reserve(value.size());

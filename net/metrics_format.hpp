@@ -44,6 +44,11 @@ metrics_stats_request(const metrics_options& options);
 std::string render_metrics(const tinybroker::v1::StatsReply& reply,
                            const metrics_options& options);
 
+/// Renders the gauge `tinybroker_tls_certificate_expiry_timestamp_seconds`
+/// with `not_after` (Unix seconds), the expiry of the server certificate
+/// both listeners serve; "" if `not_after` is 0 (no TLS).
+std::string render_tls_expiry(int64_t not_after);
+
 /// Returns `value` escaped for a label value of the text format: `\` as
 /// `\\`, `"` as `\"` and a newline as `\n`.
 std::string escape_label_value(std::string_view value);

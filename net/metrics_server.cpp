@@ -14,6 +14,7 @@
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/tls_credentials.hpp"
+#include "net/tls_store.hpp"
 
 namespace tb {
 
@@ -129,6 +130,8 @@ struct metrics_server::shared_state
   stats_source source;
   metrics_options options;
   std::chrono::milliseconds stats_timeout{0};
+  // Kept alive for the OpenSSL context and the expiry metric.
+  std::shared_ptr<tls_store> tls_identity;
   // An httplib::SSLServer with TLS.
   std::unique_ptr<httplib::Server> server;
   std::thread listener;
@@ -186,8 +189,10 @@ struct metrics_server::shared_state
     if (job->error)
       return unavailable(res,
                          "the stats are not available: " + job->error.text);
-    res.set_content(render_metrics(job->reply, options),
-                    std::string{metrics_content_type});
+    auto text = render_metrics(job->reply, options);
+    if (tls_identity)
+      text += render_tls_expiry(tls_identity->not_after());
+    res.set_content(text, std::string{metrics_content_type});
   }
 };
 
@@ -199,15 +204,18 @@ metrics_server::metrics_server(stats_source source,
   state_->source = std::move(source);
   state_->options = settings_.options;
   state_->stats_timeout = settings_.stats_timeout;
+  state_->tls_identity = settings_.tls_identity;
   if (!settings_.tls.enabled()) {
     state_->server = std::make_unique<httplib::Server>();
     return;
   }
   // httplib accepts the handshake without blocking, within the read
   // timeout; a client speaking plain HTTP fails it and is closed.
-  state_->server =
-      std::make_unique<httplib::SSLServer>([tls = settings_.tls](SSL_CTX& ctx) {
-        return setup_server_ssl_context(ctx, tls);
+  auto* identity = settings_.tls_identity.get();
+  state_->server = std::make_unique<httplib::SSLServer>(
+      [identity, tls = settings_.tls](SSL_CTX& ctx) {
+        return identity != nullptr ? identity->setup_ssl_context(ctx)
+                                   : setup_server_ssl_context(ctx, tls);
       });
 }
 

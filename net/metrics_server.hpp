@@ -29,6 +29,8 @@
 
 namespace tb {
 
+class tls_store;
+
 /// Hands a Stats request to whatever collects it (in the broker,
 /// `broker_service::collect_stats`); the callback must run exactly once, on
 /// any thread, possibly before this returns. Must not block.
@@ -43,6 +45,11 @@ struct metrics_server_settings {
   /// and checked against `client_ca` if set); plain HTTP without `cert`.
   /// A TLS handshake that stalls is cut off after `io_timeout`, as any read.
   tls_config tls;
+  /// The broker's current TLS identity, if it has one: with `tls` set, each
+  /// handshake serves it (so that a reload reaches new connections), and
+  /// each scrape exposes its expiry as
+  /// `tinybroker_tls_certificate_expiry_timestamp_seconds`.
+  std::shared_ptr<tls_store> tls_identity;
   /// What the scrape exposes.
   metrics_options options;
   /// How long a scrape waits for the stats before it answers 503.

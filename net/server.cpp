@@ -25,6 +25,7 @@
 #include "net/log.hpp"
 #include "net/metrics_server.hpp"
 #include "net/tls_credentials.hpp"
+#include "net/tls_store.hpp"
 
 namespace tb {
 
@@ -94,11 +95,17 @@ error_info broker_server::start() {
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  std::string tls_problem;
-  auto credentials = make_server_credentials(cfg_.tls, tls_problem);
-  if (!credentials) {
-    release();
-    return make_error_info(ec::invalid_request, tls_problem);
+  std::shared_ptr<grpc::ServerCredentials> credentials;
+  if (cfg_.tls.enabled()) {
+    tls_ = std::make_shared<tls_store>();
+    if (auto problem = tls_->load(cfg_.tls); !problem.empty()) {
+      tls_.reset();
+      release();
+      return make_error_info(ec::invalid_request, problem);
+    }
+    credentials = tls_->grpc_credentials();
+  } else {
+    credentials = grpc::InsecureServerCredentials();
   }
   grpc::ServerBuilder builder;
   int port = 0;
@@ -136,6 +143,7 @@ error_info broker_server::start() {
   tinybroker::v1::InfoReply info;
   info.set_listen(address_);
   info.set_metrics_listen(metrics_address_);
+  info.set_metrics_tls(!metrics_address_.empty() && cfg_.metrics.tls);
   info.set_max_message_bytes(cfg_.limits.max_message_bytes);
   info.set_max_publish_batch(cfg_.limits.max_publish_batch);
   info.set_max_topics(cfg_.limits.max_topics);
@@ -156,6 +164,27 @@ error_info broker_server::reload_auth(const auth_config& auth) {
   return service_->reload_auth(auth);
 }
 
+error_info broker_server::reload_tls(const tls_config& tls) {
+  if (!running_)
+    return make_error_info(ec::shutting_down, "the broker is not running");
+  if (!tls_)
+    return tls.enabled() ? make_error_info(ec::invalid_request,
+                                           "turning TLS on or off takes a "
+                                           "restart")
+                         : error_info{};
+  if (auto problem = tls_->reload(tls); !problem.empty())
+    return make_error_info(ec::invalid_request, problem);
+  return {};
+}
+
+int64_t broker_server::tls_not_after() const {
+  return tls_ ? tls_->not_after() : 0;
+}
+
+std::string broker_server::tls_cert() const {
+  return tls_ ? tls_->config().cert : std::string{};
+}
+
 error_info broker_server::start_metrics() {
   if (!cfg_.metrics.enabled())
     return {};
@@ -163,6 +192,7 @@ error_info broker_server::start_metrics() {
   settings.listen = cfg_.metrics.listen;
   if (cfg_.metrics.tls)
     settings.tls = cfg_.tls;
+  settings.tls_identity = tls_;
   settings.options.per_topic = cfg_.metrics.per_topic;
   auto* service = service_.get();
   metrics_ = std::make_unique<metrics_server>(
@@ -307,6 +337,9 @@ void broker_server::release() {
   router_ = nullptr;
   metrics_.reset();
   server_.reset();
+  if (tls_)
+    tls_->discard_private_copy();
+  tls_.reset();
   service_.reset();
   system_.reset(); // waits for every actor
   system_config_.reset();

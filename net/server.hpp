@@ -26,6 +26,7 @@ namespace tb {
 
 class broker_service;
 class metrics_server;
+class tls_store;
 
 /// Owns everything a running broker consists of. Start it, then stop it
 /// (or destroy it, which stops it).
@@ -49,6 +50,18 @@ public:
   /// Replaces the tokens with those of `auth` (see
   /// `broker_service::reload_auth`); an error says why nothing changed.
   error_info reload_auth(const auth_config& auth);
+
+  /// Replaces the certificate, key and client CA of both listeners with the
+  /// files `tls` names (see `tls_store::reload`): new handshakes use them,
+  /// open connections keep going. An error says why nothing changed.
+  error_info reload_tls(const tls_config& tls);
+
+  /// Returns when the server certificate expires (Unix seconds); 0 without
+  /// TLS.
+  int64_t tls_not_after() const;
+
+  /// Returns the path of the server certificate in use; empty without TLS.
+  std::string tls_cert() const;
 
   /// Returns the address the broker listens on, with the port it bound.
   const std::string& address() const noexcept {
@@ -110,6 +123,7 @@ private:
   std::unique_ptr<broker_service> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<metrics_server> metrics_;
+  std::shared_ptr<tls_store> tls_;
   std::string address_;
   std::string metrics_address_;
   bool running_ = false;

@@ -149,6 +149,12 @@ void session_bridge::finish(ec code, const std::string& text) {
   finish_or_defer_locked(to_grpc_status(code, text), end_reason_of(code));
 }
 
+void session_bridge::revoke(const std::string& text) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  finish_or_defer_locked(to_grpc_status(ec::unauthenticated, text),
+                         "token_revoked");
+}
+
 std::string session_bridge::end_reason() const {
   std::lock_guard<std::mutex> guard{mutex_};
   return ended_;

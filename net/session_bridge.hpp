@@ -103,6 +103,10 @@ public:
 
   void finish(ec code, const std::string& text) override;
 
+  /// Ends the stream with UNAUTHENTICATED and `text` because its token was
+  /// revoked: the session's last log line says `ended=token_revoked`.
+  void revoke(const std::string& text);
+
   // -- reactor callbacks (gRPC threads)
   // -----------------------------------------
 

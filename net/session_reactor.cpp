@@ -155,8 +155,9 @@ std::size_t session_registry::reauthorize(const token_table& tokens) {
   for (auto& bridge : live) {
     auto grant = tokens.lookup(bridge->credential());
     if (!grant) {
-      bridge->finish(ec::unauthenticated,
-                     "token \"" + bridge->token() + "\" was revoked");
+      log::info("token revoked; ending its session",
+                {{"peer", bridge->peer()}, {"token", bridge->token()}});
+      bridge->revoke("token \"" + bridge->token() + "\" was revoked");
       ++ended;
     } else if (auto actor = bridge->actor()) {
       caf::anon_send(actor, auth_atom_v, std::move(*grant));

@@ -169,6 +169,17 @@ TEST_F(AuthTest, SighupRevokesChangesAndAddsTokensWithoutDroppingOthers) {
       << status.error_message();
   EXPECT_EQ(publish(orders_secret, {"orders.eu.x"}).error_code(),
             grpc::StatusCode::UNAUTHENTICATED);
+  // The log names the token and why its session ended.
+  EXPECT_TRUE(
+      broker_->wait_for_output("token revoked; ending its session", patience))
+      << broker_->output();
+  auto out = broker_->output();
+  auto at = out.find("token revoked; ending its session");
+  EXPECT_NE(out.substr(at, out.find('\n', at) - at).find("token=orders"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(broker_->wait_for_output("ended=token_revoked", patience))
+      << broker_->output();
   // ops keeps its stream and its subscription, under its new permissions.
   ASSERT_TRUE(ops.publish(2, {"audit.one", "orders.eu.no"}));
   auto confirm = ops.read_until(kind::kPublishConfirm);
@@ -183,7 +194,7 @@ TEST_F(AuthTest, SighupRevokesChangesAndAddsTokensWithoutDroppingOthers) {
 
 TEST_F(AuthTest, AConfigThatDoesNotLoadKeepsTheTokens) {
   reload("[auth]\n[[auth.tokens]]\nname = \"broken\"\n",
-         "reload failed, the tokens stay as they were");
+         "reload failed, the tokens and the TLS files stay as they were");
   EXPECT_TRUE(publish(orders_secret, {"orders.eu.x"}).ok());
   reload("[auth]\nenabled = false\n", "turning auth on or off takes a restart");
   EXPECT_EQ(publish("", {"orders.eu.x"}).error_code(),

@@ -14,6 +14,10 @@
 #                                 on 2020-01-01 (already expired)
 #   special-client.crt/.key       client cert signed by ca whose subject
 #                                 needs escaping: O=Exämple, Inc. (UTF-8)
+#   renewed-server.crt/.key       server cert as server.crt, but
+#                                 CN=renewed (a renewal, for SIGHUP tests)
+#   expiring-server.crt/.key      server cert as server.crt, CN=expiring,
+#                                 valid for 5 more days only
 #
 # Keys are P-256 EC keys without a passphrase. Usage: make_test_certs.sh DIR
 set -eu
@@ -67,7 +71,7 @@ CNF
     rm -rf "ca-$1"
   else
     openssl x509 -req -in "$1.csr" -CA "$2.crt" -CAkey "$2.key" \
-      -CAcreateserial -days 825 -extfile "$1.ext" -out "$1.crt" 2>/dev/null
+      -CAcreateserial -days "${days:-825}" -extfile "$1.ext" -out "$1.crt" 2>/dev/null
   fi
   rm -f "$1.csr" "$1.ext"
 }
@@ -88,6 +92,8 @@ sign expired-client ca "/O=tinybroker-test/CN=client-expired" "$client_ext" \
 sign expired-server ca "/O=tinybroker-test/CN=localhost" "$server_ext" \
   "$old_start" "$old_end"
 sign special-client ca "/O=Exämple, Inc./CN=orders" "$client_ext"
+sign renewed-server ca "/O=tinybroker-test/CN=renewed" "$server_ext"
+days=5 sign expiring-server ca "/O=tinybroker-test/CN=expiring" "$server_ext"
 rm -f ca.srl other-ca.srl
 
 # The expired ones must be expired, the others not.
@@ -97,6 +103,7 @@ for name in expired-client expired-server; do
     exit 1
   fi
 done
-for name in ca other-ca server client other-client special-client; do
+for name in ca other-ca server client other-client special-client \
+  renewed-server expiring-server; do
   openssl x509 -in "$name.crt" -noout -checkend 86400 >/dev/null
 done

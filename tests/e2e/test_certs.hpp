@@ -17,6 +17,9 @@
 //   special-client.crt, .key       by ca; subject CN=orders,
 //                                  O=Ex\C3\A4mple\, Inc. (RFC 2253: needs
 //                                  escaping)
+//   renewed-server.crt, .key       as server.crt, but CN=renewed
+//   expiring-server.crt, .key      as server.crt, CN=expiring; valid for
+//                                  5 days from its making
 
 #pragma once
 

@@ -289,4 +289,18 @@ TEST(metrics_format, the_official_parser_reads_the_rendered_text) {
       << parsed.output;
 }
 
+TEST(metrics_format, tls_expiry_is_a_gauge_the_official_parser_reads) {
+  EXPECT_EQ(tb::render_tls_expiry(0), "");
+  auto text =
+      render_metrics(sample_reply(), {}) + tb::render_tls_expiry(1797289668);
+  EXPECT_TRUE(has_line(
+      text, "tinybroker_tls_certificate_expiry_timestamp_seconds 1797289668"));
+  auto parsed = tb::test::parse_with_prometheus_client(text);
+  ASSERT_TRUE(parsed.ok) << parsed.output;
+  EXPECT_EQ(parsed.types["tinybroker_tls_certificate_expiry_timestamp_seconds"],
+            "gauge");
+  EXPECT_EQ(parsed.value("tinybroker_tls_certificate_expiry_timestamp_seconds"),
+            1797289668.0);
+}
+
 } // namespace

@@ -53,6 +53,7 @@ void print_info_json(const pb::InfoReply& info) {
       .number("uptime_ms", info.uptime_ms())
       .text("listen", info.listen())
       .text("metrics_listen", info.metrics_listen())
+      .boolean("metrics_tls", info.metrics_tls())
       .open_object("limits")
       .number("max_message_bytes", info.max_message_bytes())
       .number("max_publish_batch", info.max_publish_batch())
@@ -79,7 +80,8 @@ void print_info_text(const pb::InfoReply& info) {
             << "metrics   "
             << (info.metrics_listen().empty()
                     ? std::string{"off"}
-                    : "http://" + info.metrics_listen() + "/metrics")
+                    : (info.metrics_tls() ? "https://" : "http://") +
+                          info.metrics_listen() + "/metrics")
             << "\n"
             << "security  auth " << on_off(info.auth_enabled()) << ", tls "
             << on_off(info.tls_enabled()) << ", client certificates "
