@@ -113,7 +113,12 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   b.set_held_bytes(sum.buffered_bytes + group_bytes);
   b.set_sessions(g.sources.sessions.size());
   b.set_topics(g.view.router.topics);
-  b.set_subscriptions(g.view.router.subscriptions);
+  // Fan-out subscriptions and group memberships: a group counts through
+  // its members (those not leaving), not as itself.
+  uint64_t memberships = 0;
+  for (auto& info : g.groups)
+    memberships += info.counters.members;
+  b.set_subscriptions(g.view.router.fanout_subscriptions + memberships);
   b.set_groups(g.view.router.groups);
   b.set_version(TINYBROKER_VERSION);
   b.set_uptime_ms(static_cast<uint64_t>(
