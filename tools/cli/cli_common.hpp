@@ -30,6 +30,9 @@ enum exit_code : int {
   /// The broker cannot be reached, did not answer within `--timeout`, or
   /// the connection was lost.
   exit_unreachable = 3,
+  /// `sub --idle-timeout` passed without a delivery before `--count`
+  /// deliveries were printed.
+  exit_idle = 4,
 };
 
 /// How to reach the broker and how to print; set by the shared flags.
