@@ -100,6 +100,8 @@ struct session_stats {
   std::string peer;
   /// The name of the client's token (empty with auth off).
   std::string token;
+  /// The name the client chose for itself (empty if none).
+  std::string client_name;
   /// Milliseconds since the session started.
   uint64_t connected_ms = 0;
   /// Messages waiting in its mailbox.
@@ -114,7 +116,8 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
   return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
            x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
-           x.token, x.connected_ms, x.mailbox, x.delivery_latency);
+           x.token, x.client_name, x.connected_ms, x.mailbox,
+           x.delivery_latency);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,

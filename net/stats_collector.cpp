@@ -169,6 +169,8 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
       member->set_rejects(m.rejects);
       member->set_oldest_in_flight_age_ms(m.oldest_in_flight_age_ms);
       member->set_active(m.active);
+      member->set_client_name(m.client_name);
+      member->set_token(m.token);
     }
   }
   std::vector<const std::pair<session_actor, session_stats>*> sessions;
@@ -184,6 +186,7 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
     auto* out = reply.add_sessions();
     out->set_peer(s.peer);
     out->set_token(s.token);
+    out->set_client_name(s.client_name);
     out->set_permission_denied(s.denied);
     out->set_published(s.published);
     out->set_delivered(s.delivered);

@@ -67,6 +67,8 @@ group_info describe_group(group_pointer self) {
     out.nacks = m->nacks;
     out.rejects = m->rejects;
     out.active = m->active;
+    out.client_name = m->client_name;
+    out.token = m->token;
     if (auto i = earliest_deadline.find(key); i != earliest_deadline.end()) {
       auto left = i->second - now;
       auto since = st.settings.ack_wait - duration_cast<milliseconds>(left);

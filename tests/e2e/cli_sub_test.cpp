@@ -1,5 +1,6 @@
 // End to end: `tinybroker-cli sub` bounded for scripts (`--count` at least
-// 1 as for `pub`, `--idle-timeout` with its exit codes).
+// 1 as for `pub`, `--idle-timeout` with its exit codes), and `--name`, the
+// name the broker's stats show for the CLI's sessions and group members.
 
 #include <chrono>
 #include <sstream>
@@ -59,6 +60,44 @@ TEST_F(CliTest, SubCountReachedWithinTheIdleTimeoutExitsZero) {
   auto exit = sub->wait_exit(patience);
   ASSERT_TRUE(exit.has_value()) << sub->output();
   EXPECT_EQ(*exit, 0) << sub->output();
+}
+
+TEST_F(CliTest, StatsShowEachSessionsAndMembersName) {
+  auto named =
+      start_sub({"jobs.>", "--group", "workers", "--name", "resize-worker-1"});
+  auto plain = start_sub({"jobs.>", "--group", "workers"});
+  auto [code, out] = cli({"stats", "--members", "--sessions"});
+  ASSERT_EQ(code, 0) << out;
+  // Member rows: GROUP NAME PEER SUBSCRIPTION ...
+  auto rows = lines_starting_with(out, "workers ");
+  ASSERT_EQ(rows.size(), 3u) << out; // the group's counters, two members
+  std::vector<std::string> names;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::istringstream row{rows[i]};
+    std::string group, name;
+    row >> group >> name;
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"resize-worker-1", "tinybroker-cli"}))
+      << out;
+  // Session rows start with NAME; the stats call itself is a unary call.
+  EXPECT_EQ(lines_starting_with(out, "resize-worker-1 ").size(), 1u) << out;
+  EXPECT_EQ(lines_starting_with(out, "tinybroker-cli ").size(), 1u) << out;
+  std::tie(code, out) = cli({"stats", "--json", "--members"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"name\":\"resize-worker-1\""), std::string::npos) << out;
+}
+
+TEST_F(CliTest, ABadNameIsAUsageErrorNamingTheFlag) {
+  auto [code, out] = cli({"sub", "x.>", "--name", std::string(129, 'n')});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--name"), std::string::npos) << out;
+  EXPECT_NE(out.find("at most 128"), std::string::npos) << out;
+  std::tie(code, out) = cli({"health", "--name", "tab\there"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("control character"), std::string::npos) << out;
 }
 
 } // namespace
