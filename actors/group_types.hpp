@@ -57,13 +57,18 @@ struct member_spec {
   std::vector<std::string> tags;
   /// The member session's peer address, for the Stats view.
   std::string peer;
+  /// The name its client chose (empty if none), for the Stats view.
+  std::string client_name;
+  /// The name of its session's token (empty with auth off), for the Stats
+  /// view.
+  std::string token;
 };
 
 /// @relates member_spec
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_spec& x) {
   return f(caf::meta::type_name("member_spec"), x.subscription_id,
-           x.max_in_flight, x.tags, x.peer);
+           x.max_in_flight, x.tags, x.peer, x.client_name, x.token);
 }
 
 /// One delivery attempt of a held message to one group member.
@@ -190,6 +195,10 @@ struct member_stats {
   bool stalled = false;
   /// Its deliveries that passed ack_wait unanswered.
   uint64_t expired = 0;
+  /// The name its client chose (empty if none).
+  std::string client_name;
+  /// The name of its session's token (empty with auth off).
+  std::string token;
 };
 
 /// @relates member_stats
@@ -197,7 +206,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, member_stats& x) {
   return f(caf::meta::type_name("member_stats"), x.peer, x.subscription_id,
            x.in_flight, x.max_in_flight, x.acks, x.nacks, x.rejects,
-           x.oldest_in_flight_age_ms, x.active, x.stalled, x.expired);
+           x.oldest_in_flight_age_ms, x.active, x.stalled, x.expired,
+           x.client_name, x.token);
 }
 
 /// A group as listed: name, settings, counters.

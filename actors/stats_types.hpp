@@ -52,8 +52,11 @@ typename Inspector::result_type inspect(Inspector& f, topic_stats& x) {
 struct router_stats {
   /// Live topics, over all topic shards.
   uint64_t topics = 0;
-  /// Live subscriptions in the pattern trie.
+  /// Live subscriptions in the pattern trie: each fan-out subscription and
+  /// each group (once, however many members it has).
   uint64_t subscriptions = 0;
+  /// Of those, the fan-out subscriptions.
+  uint64_t fanout_subscriptions = 0;
   /// Sessions the router monitors.
   uint64_t sessions = 0;
   /// Consumer groups.
@@ -66,7 +69,7 @@ struct router_stats {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_stats& x) {
   return f(caf::meta::type_name("router_stats"), x.topics, x.subscriptions,
-           x.sessions, x.groups, x.mailbox);
+           x.fanout_subscriptions, x.sessions, x.groups, x.mailbox);
 }
 
 /// Counters a session actor reports.
@@ -97,6 +100,8 @@ struct session_stats {
   std::string peer;
   /// The name of the client's token (empty with auth off).
   std::string token;
+  /// The name the client chose for itself (empty if none).
+  std::string client_name;
   /// Milliseconds since the session started.
   uint64_t connected_ms = 0;
   /// Messages waiting in its mailbox.
@@ -111,7 +116,8 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
   return f(caf::meta::type_name("session_stats"), x.published, x.unrouted,
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
            x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
-           x.token, x.connected_ms, x.mailbox, x.delivery_latency);
+           x.token, x.client_name, x.connected_ms, x.mailbox,
+           x.delivery_latency);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,

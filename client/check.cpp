@@ -195,4 +195,44 @@ grpc::Status check_strings(const pb::CreateGroupRequest& request) {
   return grpc::Status::OK;
 }
 
+grpc::Status check_client_name(std::string_view name) {
+  if (name.size() > max_client_name_bytes)
+    return grpc::Status{grpc::StatusCode::INVALID_ARGUMENT,
+                        "client name " + quoted(name) + " has " +
+                            std::to_string(name.size()) + " bytes; at most " +
+                            std::to_string(max_client_name_bytes) +
+                            " bytes of UTF-8 allowed"};
+  if (auto status = check_utf8("client name", name); !status.ok())
+    return status;
+  for (std::size_t i = 0; i < name.size();) {
+    auto c = static_cast<unsigned char>(name[i]);
+    auto control_c1 = c == 0xc2 && i + 1 < name.size() &&
+                      static_cast<unsigned char>(name[i + 1]) <= 0x9f;
+    if (c < 0x20 || c == 0x7f || control_c1)
+      return grpc::Status{grpc::StatusCode::INVALID_ARGUMENT,
+                          "client name " + quoted(name) +
+                              " holds a control character (at byte offset " +
+                              std::to_string(i) + ")"};
+    i += c < 0x80 ? 1 : utf8_sequence_length(name.substr(i));
+  }
+  return grpc::Status::OK;
+}
+
+std::string encode_client_name(std::string_view name) {
+  static constexpr char hex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(name.size());
+  for (auto ch : name) {
+    auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c < 0x7f && c != '%') {
+      out += ch;
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 0xf];
+    }
+  }
+  return out;
+}
+
 } // namespace tb::client

@@ -11,7 +11,9 @@
 
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
+#include <string>
 #include <string_view>
 
 #include <grpcpp/grpcpp.h>
@@ -61,5 +63,21 @@ grpc::Status check_strings(const tinybroker::v1::PublishRequest& request);
 /// Checks a CreateGroup request: the name, pattern, dead letter topic and
 /// policy.
 grpc::Status check_strings(const tinybroker::v1::CreateGroupRequest& request);
+
+/// The metadata key that carries the client's chosen name on every call.
+inline constexpr const char* client_name_key = "tinybroker-client-name";
+
+/// The longest client name, in bytes of UTF-8.
+inline constexpr std::size_t max_client_name_bytes = 128;
+
+/// Returns OK if `name` may name a client (at most 128 bytes of UTF-8
+/// without control characters; empty sends no name), else
+/// INVALID_ARGUMENT saying what is wrong with it.
+grpc::Status check_client_name(std::string_view name);
+
+/// Returns `name` as it travels in `tinybroker-client-name`: printable
+/// ASCII other than `%` as it is, every other byte as `%XX` (gRPC metadata
+/// values are ASCII; the broker decodes them back).
+std::string encode_client_name(std::string_view name);
 
 } // namespace tb::client

@@ -41,8 +41,8 @@ bool is_permanent(grpc::StatusCode code) {
 
 client_core::client_core(const std::string& address, client_options options)
     : address_(address), options_(std::move(options)),
-      channel_(
-          make_channel(address, options_.security, reconnect_args(options_))),
+      channel_(make_channel(address, options_.security, options_.name,
+                            reconnect_args(options_))),
       stub_(pb::Broker::NewStub(channel_)), unary_(channel_),
       callbacks_(options_.max_queued_callbacks) {}
 

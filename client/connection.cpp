@@ -16,37 +16,46 @@ constexpr int max_message_bytes = 64 << 20;
 
 namespace ix = grpc::experimental;
 
-// Adds `authorization: Bearer <token>` to the metadata of each call. gRPC
-// sends call credentials only over secure channels, so an interceptor does
-// it on plain (loopback) channels as well as TLS ones.
-class bearer_interceptor : public ix::Interceptor {
+// The metadata a channel adds to each of its calls.
+using call_metadata = std::vector<std::pair<std::string, std::string>>;
+
+// Adds `authorization: Bearer <token>` and `tinybroker-client-name` to the
+// metadata of each call. gRPC sends call credentials only over secure
+// channels, so an interceptor does it on plain (loopback) channels as well
+// as TLS ones.
+class metadata_interceptor : public ix::Interceptor {
 public:
-  explicit bearer_interceptor(std::shared_ptr<const std::string> value)
-      : value_(std::move(value)) {}
+  explicit metadata_interceptor(std::shared_ptr<const call_metadata> values)
+      : values_(std::move(values)) {}
 
   void Intercept(ix::InterceptorBatchMethods* methods) override {
     if (methods->QueryInterceptionHookPoint(
             ix::InterceptionHookPoints::PRE_SEND_INITIAL_METADATA))
-      methods->GetSendInitialMetadata()->emplace("authorization", *value_);
+      for (auto& [key, value] : *values_) {
+        // A name set on the call itself (`open_session(name)`) wins.
+        auto* sent = methods->GetSendInitialMetadata();
+        if (sent->find(key) == sent->end())
+          sent->emplace(key, value);
+      }
     methods->Proceed();
   }
 
 private:
-  std::shared_ptr<const std::string> value_;
+  std::shared_ptr<const call_metadata> values_;
 };
 
-// Makes a `bearer_interceptor` for each call of a channel.
-class bearer_factory : public ix::ClientInterceptorFactoryInterface {
+// Makes a `metadata_interceptor` for each call of a channel.
+class metadata_factory : public ix::ClientInterceptorFactoryInterface {
 public:
-  explicit bearer_factory(const std::string& token)
-      : value_(std::make_shared<const std::string>("Bearer " + token)) {}
+  explicit metadata_factory(call_metadata values)
+      : values_(std::make_shared<const call_metadata>(std::move(values))) {}
 
   ix::Interceptor* CreateClientInterceptor(ix::ClientRpcInfo*) override {
-    return new bearer_interceptor(value_);
+    return new metadata_interceptor(values_);
   }
 
 private:
-  std::shared_ptr<const std::string> value_;
+  std::shared_ptr<const call_metadata> values_;
 };
 
 } // namespace
@@ -68,22 +77,37 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             const security_options& security,
                                             grpc::ChannelArguments args) {
+  return make_channel(address, security, std::string{}, std::move(args));
+}
+
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            const security_options& security,
+                                            const std::string& client_name,
+                                            grpc::ChannelArguments args) {
+  if (auto status = check_client_name(client_name); !status.ok())
+    throw invalid_request(status);
   auto credentials = make_channel_credentials(security);
   args.SetMaxReceiveMessageSize(max_message_bytes);
   args.SetMaxSendMessageSize(max_message_bytes);
   if (!security.server_name.empty())
     args.SetSslTargetNameOverride(security.server_name);
-  if (security.token.empty())
+  call_metadata metadata;
+  if (!security.token.empty())
+    metadata.emplace_back("authorization", "Bearer " + security.token);
+  if (!client_name.empty())
+    metadata.emplace_back(client_name_key, encode_client_name(client_name));
+  if (metadata.empty())
     return grpc::CreateCustomChannel(address, credentials, args);
   std::vector<std::unique_ptr<ix::ClientInterceptorFactoryInterface>> factories;
-  factories.push_back(std::make_unique<bearer_factory>(security.token));
+  factories.push_back(std::make_unique<metadata_factory>(std::move(metadata)));
   return ix::CreateCustomChannelWithInterceptors(address, credentials, args,
                                                  std::move(factories));
 }
 
 connection::connection(const std::string& address,
-                       const security_options& security)
-    : connection(make_channel(address, security)) {
+                       const security_options& security,
+                       const std::string& client_name)
+    : connection(make_channel(address, security, client_name)) {
   address_ = address;
   security_ = security;
 }
@@ -133,8 +157,9 @@ grpc::Status connection::explain(grpc::Status status) {
                           ")"};
 }
 
-std::unique_ptr<session> connection::open_session() {
-  return std::make_unique<session>(*stub_);
+std::unique_ptr<session>
+connection::open_session(const std::string& client_name) {
+  return std::make_unique<session>(*stub_, client_name);
 }
 
 bool connection::wait_connected(std::chrono::milliseconds timeout) {

@@ -56,13 +56,26 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             const security_options& security,
                                             grpc::ChannelArguments args = {});
 
+/// Makes a channel as above that also sends `client_name` (unless empty)
+/// in the metadata `tinybroker-client-name` of every call and stream, so
+/// that the broker's Stats and log lines name this client. Throws
+/// `invalid_request` if the name is longer than 128 bytes, not UTF-8 or
+/// holds a control character, and `security_error` as above.
+std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
+                                            const security_options& security,
+                                            const std::string& client_name,
+                                            grpc::ChannelArguments args = {});
+
 /// A channel to one broker. Thread-safe.
 class connection {
 public:
   /// Connects (lazily) to `address` (`HOST:PORT`) with `security` (a
-  /// token, TLS); throws `security_error` if they cannot be used.
+  /// token, TLS), naming itself `client_name` (none if empty; see
+  /// `make_channel`); throws `security_error` if the security settings
+  /// cannot be used, `invalid_request` if the name cannot.
   explicit connection(const std::string& address,
-                      const security_options& security = {});
+                      const security_options& security = {},
+                      const std::string& client_name = {});
 
   /// Uses `channel` (from `make_channel`).
   explicit connection(std::shared_ptr<grpc::Channel> channel);
@@ -74,8 +87,9 @@ public:
           std::vector<tinybroker::v1::PublishResult>* results = nullptr,
           std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  /// Opens a Session stream.
-  std::unique_ptr<session> open_session();
+  /// Opens a Session stream; a non-empty `client_name` names it instead
+  /// of the connection's name (e.g. one name per worker on one channel).
+  std::unique_ptr<session> open_session(const std::string& client_name = {});
 
   /// Returns `status` with its message naming the likely cause when it is
   /// a failed connection (UNAVAILABLE "failed to connect to all

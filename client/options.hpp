@@ -51,6 +51,13 @@ struct client_options {
   int reconnect_max_attempts = 20;
   /// How long `close` waits for the broker's last confirms.
   std::chrono::milliseconds close_timeout{5000};
+  /// The name of this client in the broker's Stats (sessions and group
+  /// members) and log lines, as NATS's `name` and RabbitMQ's
+  /// `connection_name`: e.g. "billing-worker-3". Sent in the metadata
+  /// `tinybroker-client-name` of every call; at most 128 bytes of UTF-8
+  /// without control characters (else the constructor throws
+  /// `invalid_request`); empty sends none.
+  std::string name;
   /// Called with errors that belong to no publish or subscription (a
   /// callback that threw, a refused unsubscribe), and once with the final
   /// status when the client closes itself for good (gave up reconnecting:

@@ -38,7 +38,11 @@ gpr_timespec to_gpr(std::chrono::steady_clock::time_point deadline) {
 // what the poller finds). A reply the broker sends while the caller waits
 // in `next()` is read by that thread itself: no hand-over between threads.
 
-session::session(pb::Broker::Stub& stub) {
+session::session(pb::Broker::Stub& stub, const std::string& client_name) {
+  if (auto status = check_client_name(client_name); !status.ok())
+    throw invalid_request(status);
+  if (!client_name.empty())
+    context_.AddMetadata(client_name_key, encode_client_name(client_name));
   stream_ = stub.PrepareAsyncSession(&context_, &queue_);
   lock guard{mutex_};
   stream_->StartCall(start_tag);

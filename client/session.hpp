@@ -45,8 +45,12 @@ public:
   /// past that it reads no more, and the broker holds the rest.
   static constexpr std::size_t max_read_ahead = 4096;
 
-  /// Starts the stream on `stub`; returns once the call is started.
-  explicit session(tinybroker::v1::Broker::Stub& stub);
+  /// Starts the stream on `stub`; returns once the call is started. A
+  /// non-empty `client_name` names this stream in the broker's Stats and
+  /// log lines, instead of its channel's name (see `make_channel`); throws
+  /// `invalid_request` if it cannot name a client.
+  explicit session(tinybroker::v1::Broker::Stub& stub,
+                   const std::string& client_name = {});
 
   /// Cancels the stream if still open and waits for its operations.
   ~session();

@@ -7,6 +7,7 @@
 #include "net/group_admin.hpp"
 #include "net/grpc_settings.hpp"
 #include "net/log.hpp"
+#include "net/peer_identity.hpp"
 #include "net/status.hpp"
 
 namespace tb {
@@ -143,8 +144,13 @@ broker_service::Session(grpc::CallbackServerContext* ctx) {
     refusal_reporter{logger_, "Session", ctx->peer()}(who.error);
     return new refusing_reactor(to_grpc_status(who.error));
   }
+  std::string client_name;
+  if (auto err = read_client_name(*ctx, client_name)) {
+    refusal_reporter{logger_, "Session", ctx->peer()}(err);
+    return new refusing_reactor(to_grpc_status(err));
+  }
   return new session_reactor(sys_, ctx_, sessions_, ctx, logger_,
-                             std::move(who));
+                             std::move(who), std::move(client_name));
 }
 
 grpc::ServerUnaryReactor*

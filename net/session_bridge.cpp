@@ -34,9 +34,10 @@ const char* end_reason_of(ec code) {
 
 session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
                                std::string peer, std::string credential,
-                               std::string token)
+                               std::string token, std::string client_name)
     : reactor_(reactor), peer_(std::move(peer)),
       credential_(std::move(credential)), token_(std::move(token)),
+      client_name_(std::move(client_name)),
       max_unread_(std::max<std::size_t>(max_unread, 1)) {
   // nop
 }

@@ -52,10 +52,11 @@ public:
   static constexpr std::size_t max_unread_bytes = 16u << 20;
 
   /// Creates the bridge of `reactor`, whose client is `peer`, authenticated
-  /// by `credential` as token `token` (both empty when auth is off).
+  /// by `credential` as token `token` (both empty when auth is off), and
+  /// named `client_name` by itself (empty if it chose no name).
   session_bridge(session_reactor* reactor, std::size_t max_unread,
                  std::string peer, std::string credential = {},
-                 std::string token = {});
+                 std::string token = {}, std::string client_name = {});
 
   /// Returns what authenticated the client (see `auth_outcome`), so that a
   /// reload can look its token up again. Immutable; thread-safe.
@@ -71,6 +72,11 @@ public:
   /// Returns the client's address, as gRPC names it.
   std::string peer() const override {
     return peer_;
+  }
+
+  /// Returns the name the client chose for itself. Immutable; thread-safe.
+  std::string client_name() const override {
+    return client_name_;
   }
 
   /// Returns how the stream ended: the reason of the first end the bridge
@@ -133,6 +139,7 @@ private:
   std::string peer_;
   std::string credential_;
   std::string token_;
+  std::string client_name_;
   session_actor actor_;
   // The actor's system, so that a gRPC thread can run the session actor
   // itself (actors/scheduler/caller_runs.hpp); set once in start().

@@ -25,10 +25,11 @@ session_reactor::session_reactor(caf::actor_system& sys,
                                  const broker_context& ctx,
                                  session_registry& registry,
                                  grpc::CallbackServerContext* call,
-                                 const log_actor& logger, auth_outcome who)
+                                 const log_actor& logger, auth_outcome who,
+                                 std::string client_name)
     : bridge_(std::make_shared<session_bridge>(
           this, max_unread_frames, call->peer(), std::move(who.credential),
-          who.grant.token)),
+          who.grant.token, std::move(client_name))),
       registry_(registry), call_(call) {
   if (auto err = registry_.add(bridge_)) {
     refusal_reporter{logger, "Session", bridge_->peer()}(err);
@@ -39,11 +40,14 @@ session_reactor::session_reactor(caf::actor_system& sys,
   // Its end is logged by the session actor, with its counts. At debug, the
   // number of running actors lets a test (or an operator) see that actors
   // of ended sessions and dropped subscriptions do not pile up.
+  auto peer = bridge_->peer();
+  auto name = bridge_->client_name();
+  std::vector<log::field> fields{{"peer", peer}};
+  if (!name.empty())
+    fields.emplace_back("name", name);
   if (log::enabled(log::level::debug))
-    log::info("session opened", {{"peer", bridge_->peer()},
-                                 {"actors", sys.registry().running()}});
-  else
-    log::info("session opened", {{"peer", bridge_->peer()}});
+    fields.emplace_back("actors", sys.registry().running());
+  log::write(log::level::info, "session opened", fields);
   bridge_->set_max_frame_bytes(grpc_frame_limit(ctx.limits));
   auto actor =
       sys.spawn(session_actor_impl, ctx,

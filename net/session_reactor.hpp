@@ -36,11 +36,12 @@ using session_stream_reactor =
 class session_reactor final : public session_stream_reactor {
 public:
   /// Spawns the session actor and starts reading the stream of `call`
-  /// (whose peer names the client in log lines); a refused stream is
-  /// reported to `logger`.
+  /// (whose peer and `client_name`, if any, name the client in log lines);
+  /// a refused stream is reported to `logger`.
   session_reactor(caf::actor_system& sys, const broker_context& ctx,
                   session_registry& registry, grpc::CallbackServerContext* call,
-                  const log_actor& logger, auth_outcome who);
+                  const log_actor& logger, auth_outcome who,
+                  std::string client_name = {});
 
   /// Forwards a finished read to the bridge.
   void OnReadDone(bool ok) override;

@@ -113,7 +113,12 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   b.set_held_bytes(sum.buffered_bytes + group_bytes);
   b.set_sessions(g.sources.sessions.size());
   b.set_topics(g.view.router.topics);
-  b.set_subscriptions(g.view.router.subscriptions);
+  // Fan-out subscriptions and group memberships: a group counts through
+  // its members (those not leaving), not as itself.
+  uint64_t memberships = 0;
+  for (auto& info : g.groups)
+    memberships += info.counters.members;
+  b.set_subscriptions(g.view.router.fanout_subscriptions + memberships);
   b.set_groups(g.view.router.groups);
   b.set_version(TINYBROKER_VERSION);
   b.set_uptime_ms(static_cast<uint64_t>(
@@ -166,6 +171,8 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
       member->set_active(m.active);
       member->set_stalled(m.stalled);
       member->set_expired(m.expired);
+      member->set_client_name(m.client_name);
+      member->set_token(m.token);
     }
   }
   std::vector<const std::pair<session_actor, session_stats>*> sessions;
@@ -181,6 +188,7 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
     auto* out = reply.add_sessions();
     out->set_peer(s.peer);
     out->set_token(s.token);
+    out->set_client_name(s.client_name);
     out->set_permission_denied(s.denied);
     out->set_published(s.published);
     out->set_delivered(s.delivered);

@@ -84,10 +84,11 @@ void run_subscriber(subscriber& sub, const run_config& cfg,
   sub.finished.store(true);
 }
 
-// Opens `sub`'s stream and subscribes it to `pattern`; false on failure.
+// Opens `sub`'s stream, named `name` in the broker's stats, and subscribes
+// it to `pattern`; false on failure.
 bool start_subscriber(client::connection& conn, subscriber& sub,
-                      const std::string& pattern) {
-  sub.session = conn.open_session();
+                      const std::string& name, const std::string& pattern) {
+  sub.session = conn.open_session(name);
   if (!sub.session->subscribe(subscription_id, pattern, "", 1))
     return false;
   return await_subscribed(*sub.session, "subscribe");
@@ -104,7 +105,9 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     subs.push_back(std::make_unique<subscriber>());
     subs.back()->latencies.reserve(cfg.messages);
-    if (!start_subscriber(conn, *subs.back(), topics.pattern)) {
+    if (!start_subscriber(conn, *subs.back(),
+                          "bench-subscriber-" + std::to_string(i + 1),
+                          topics.pattern)) {
       errorf("UNAVAILABLE", "subscriber %u not subscribed", i + 1);
       return exit_usage;
     }

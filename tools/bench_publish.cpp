@@ -221,7 +221,8 @@ std::vector<std::unique_ptr<client::session>>
 open_publishers(client::connection& conn, const run_config& cfg) {
   std::vector<std::unique_ptr<client::session>> sessions;
   for (unsigned i = 0; i < cfg.publishers; ++i)
-    sessions.push_back(conn.open_session());
+    sessions.push_back(
+        conn.open_session("bench-publisher-" + std::to_string(i + 1)));
   return sessions;
 }
 

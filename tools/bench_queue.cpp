@@ -124,10 +124,12 @@ void run_worker(worker& w, const run_config& cfg, tally& seen,
   w.finished.store(true);
 }
 
-// Opens `w`'s stream and joins `group` on `pattern`; false on failure.
+// Opens `w`'s stream, named `name` in the broker's stats, and joins
+// `group` on `pattern`; false on failure.
 bool start_worker(client::connection& conn, const run_config& cfg, worker& w,
-                  const std::string& group, const std::string& pattern) {
-  w.session = conn.open_session();
+                  const std::string& name, const std::string& group,
+                  const std::string& pattern) {
+  w.session = conn.open_session(name);
   if (!w.session->join(subscription_id, group, pattern, cfg.max_in_flight, 1))
     return false;
   return await_subscribed(*w.session, "join");
@@ -149,7 +151,9 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   for (unsigned i = 0; i < cfg.workers; ++i) {
     workers.push_back(std::make_unique<worker>());
     workers.back()->latencies.reserve(cfg.messages / cfg.workers + 1);
-    if (!start_worker(conn, cfg, *workers.back(), group, pattern)) {
+    if (!start_worker(conn, cfg, *workers.back(),
+                      "bench-worker-" + std::to_string(workers.size()), group,
+                      pattern)) {
       errorf("UNAVAILABLE", "worker %u did not join", i + 1);
       delete_group(conn, group);
       return exit_usage;

@@ -306,7 +306,9 @@ int main(int argc, char** argv) {
   try {
     security = tb::client::resolve_security(
         security_flags, tb::client::security_sources_from_env());
-    conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security);
+    // Each stream names itself ("bench-worker-3"); other calls say this.
+    conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security,
+                                                        "tinybroker-bench");
   } catch (const tb::client::security_error& e) {
     tb::bench::error("INVALID_ARGUMENT", e.what());
     return exit_usage;

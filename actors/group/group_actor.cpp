@@ -278,6 +278,8 @@ caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
   member.max_in_flight = max_in_flight;
   member.tags = std::move(spec.tags);
   member.peer = std::move(spec.peer);
+  member.client_name = std::move(spec.client_name);
+  member.token = std::move(spec.token);
   auto key = st.members.add(std::move(member));
   st.policy->joined(key, st.members.at(key));
   dispatch(self);

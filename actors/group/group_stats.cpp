@@ -71,6 +71,8 @@ group_info describe_group(group_pointer self) {
     out.expired = m->expired;
     if (m->stalled)
       ++c.stalled_members;
+    out.client_name = m->client_name;
+    out.token = m->token;
     if (auto i = earliest_deadline.find(key); i != earliest_deadline.end()) {
       auto left = i->second - now;
       auto since = st.settings.ack_wait - duration_cast<milliseconds>(left);

@@ -43,6 +43,11 @@ struct group_member {
   std::vector<std::string> tags;
   /// Its session's peer address, for the Stats view.
   std::string peer;
+  /// The name its client chose (empty if none), for the Stats view.
+  std::string client_name;
+  /// The name of its session's token (empty with auth off), for the Stats
+  /// view.
+  std::string token;
   /// Its acks, nacks and rejects, for the Stats view.
   uint64_t acks = 0;
   /// Its nacks.

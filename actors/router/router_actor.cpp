@@ -249,12 +249,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         return delete_group(self, name);
       },
       [self](list_atom) { return list_groups(self); },
-      [self](stats_atom) {
-        auto& st = self->state;
-        return router_stats{st.quota->live(), st.subscriptions.size(),
-                            st.keys_by_session.size(), st.groups.size(),
-                            mailbox_length(self)};
-      },
+      [self](stats_atom) { return current_router_stats(self); },
       [self](stats_atom, const stats_query& query) {
         return describe_router(self, query);
       },

@@ -166,6 +166,9 @@ caf::result<uint64_t> delete_group(router_pointer self,
 /// Answers with every group's info, sorted by name.
 caf::result<std::vector<group_info>> list_groups(router_pointer self);
 
+/// Returns the router's own counters.
+router_stats current_router_stats(router_pointer self);
+
 /// Answers a Stats query: the router's counters, the matching topics (the
 /// first `limit` by name), every group and every extension actor.
 caf::result<router_view> describe_router(router_pointer self,

@@ -7,13 +7,22 @@
 
 namespace tb {
 
+router_stats current_router_stats(router_pointer self) {
+  auto& st = self->state;
+  // Each group has one entry in the trie, whatever its members.
+  return router_stats{st.quota->live(),
+                      st.subscriptions.size(),
+                      st.subscriptions.size() - st.groups.size(),
+                      st.keys_by_session.size(),
+                      st.groups.size(),
+                      mailbox_length(self)};
+}
+
 caf::result<router_view> describe_router(router_pointer self,
                                          const stats_query& query) {
   auto& st = self->state;
   router_view view;
-  view.router = router_stats{st.quota->live(), st.subscriptions.size(),
-                             st.keys_by_session.size(), st.groups.size(),
-                             mailbox_length(self)};
+  view.router = current_router_stats(self);
   // The shards list their own topics; the pattern is checked here, once.
   if (!query.topic_pattern.empty())
     if (auto err = validate_pattern(query.topic_pattern, st.names))

@@ -58,6 +58,12 @@ public:
     return {};
   }
 
+  /// Returns the name the client chose for itself (metadata
+  /// `tinybroker-client-name`), for Stats and log lines; empty if none.
+  virtual std::string client_name() const {
+    return {};
+  }
+
   /// Returns how the stream ended, for the session's last log line:
   /// `client_closed`, `client_cancelled` (the client cancelled the call or
   /// the connection broke), `broker_shutdown`, `malformed_frame`,

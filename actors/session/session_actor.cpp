@@ -151,6 +151,7 @@ session_stats session_state::current_stats() const {
   result.buffered_bytes = deliveries.buffered_bytes();
   result.peer = peer;
   result.token = grant.token;
+  result.client_name = client_name;
   result.connected_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::steady_clock::now() - started)
@@ -263,9 +264,11 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
   st.ctx = std::move(ctx);
   st.sink = std::move(sink);
   st.started = std::chrono::steady_clock::now();
-  if (st.sink)
+  if (st.sink) {
     st.peer = st.sink->peer();
-  st.logs.set_peer(st.peer);
+    st.client_name = st.sink->client_name();
+  }
+  st.logs.set_peer(st.peer, st.client_name);
   if (st.sink)
     self->attach_functor([sink = st.sink](const caf::error&) {
       sink->finish(ec::shutting_down, "the session ended");

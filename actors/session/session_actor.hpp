@@ -103,6 +103,8 @@ struct session_state {
   frame_sink_ptr sink;
   /// The client's address (empty for the unary publisher).
   std::string peer;
+  /// The name the client chose for itself (empty if none).
+  std::string client_name;
   /// What the client's token allows (everything when auth is off; the
   /// unary publisher checks each call's own grant instead).
   access_grant grant;

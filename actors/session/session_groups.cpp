@@ -92,8 +92,9 @@ void join_group(session_pointer self, const subscribe_answer_ptr& answer,
       req.max_in_flight() != 0 ? req.max_in_flight() : default_max_in_flight;
   auto granted =
       static_cast<uint32_t>(std::min<uint64_t>(asked, budget - promised));
-  auto spec =
-      member_spec{id, granted, {req.tags().begin(), req.tags().end()}, st.peer};
+  auto spec = member_spec{
+      id,      granted,        {req.tags().begin(), req.tags().end()},
+      st.peer, st.client_name, st.grant.token};
   st.memberships.emplace(id, membership{req.group(), {}, granted, {}});
   ++st.stats.subscriptions;
   ++answer->pending;

@@ -4,9 +4,20 @@
 
 namespace tb {
 
-void session_log::set_peer(std::string peer) {
+void session_log::set_peer(std::string peer, std::string client_name) {
   peer_ = std::move(peer);
+  client_name_ = std::move(client_name);
   refusals_.set_peer(peer_);
+}
+
+std::vector<log::field> session_log::who(log::fields rest) const {
+  std::vector<log::field> result;
+  result.reserve(rest.size() + 2);
+  result.emplace_back("peer", peer_);
+  if (!client_name_.empty())
+    result.emplace_back("name", client_name_);
+  result.insert(result.end(), rest.begin(), rest.end());
+  return result;
 }
 
 void session_log::subscribed(uint64_t subscription_id,
@@ -79,14 +90,14 @@ void session_log::closed(const session_stats& stats, std::string_view ended,
       write(log::level::info, "slow consumer stopped losing messages", id, sub,
             now, "session_closed");
   refusals_.flush(now);
-  log::info("session closed", {{"peer", peer_},
-                               {"ended", ended},
-                               {"duration_ms", stats.connected_ms},
-                               {"published", stats.published},
-                               {"delivered", stats.delivered},
-                               {"dropped", stats.dropped},
-                               {"subscriptions", stats.subscriptions},
-                               {"refused", stats.refused}});
+  log::write(log::level::info, "session closed",
+             who({{"ended", ended},
+                  {"duration_ms", stats.connected_ms},
+                  {"published", stats.published},
+                  {"delivered", stats.delivered},
+                  {"dropped", stats.dropped},
+                  {"subscriptions", stats.subscriptions},
+                  {"refused", stats.refused}}));
 }
 
 void session_log::write(log::level lvl, std::string_view msg, uint64_t id,
@@ -94,19 +105,17 @@ void session_log::write(log::level lvl, std::string_view msg, uint64_t id,
                         const char* because) {
   if (because == nullptr)
     log::write(lvl, msg,
-               {{"peer", peer_},
-                {"subscription", id},
-                {"pattern", sub.pattern},
-                {"lost", sub.unlogged},
-                {"total", sub.total}});
+               who({{"subscription", id},
+                    {"pattern", sub.pattern},
+                    {"lost", sub.unlogged},
+                    {"total", sub.total}}));
   else
     log::write(lvl, msg,
-               {{"peer", peer_},
-                {"subscription", id},
-                {"pattern", sub.pattern},
-                {"lost", sub.unlogged},
-                {"total", sub.total},
-                {"because", because}});
+               who({{"subscription", id},
+                    {"pattern", sub.pattern},
+                    {"lost", sub.unlogged},
+                    {"total", sub.total},
+                    {"because", because}}));
   sub.unlogged = 0;
   sub.logged = true;
   sub.last_line = now;

@@ -48,8 +48,9 @@ public:
   /// A span of time of the session's clock.
   using duration = refusal_log::duration;
 
-  /// Sets the client's address, named in every line.
-  void set_peer(std::string peer);
+  /// Sets the client's address and the name it chose (empty if none),
+  /// named in every line.
+  void set_peer(std::string peer, std::string client_name = {});
 
   // -- refusals ---------------------------------------------------------------
 
@@ -116,7 +117,11 @@ private:
   void write(log::level lvl, std::string_view msg, uint64_t id,
              subscription& sub, time_point now, const char* because = nullptr);
 
+  // Returns the fields `peer` and (if set) `name`, then `rest`.
+  std::vector<log::field> who(log::fields rest) const;
+
   std::string peer_;
+  std::string client_name_;
   refusal_log refusals_;
   std::unordered_map<uint64_t, subscription> subscriptions_;
   std::size_t losing_ = 0;

@@ -3,6 +3,7 @@
 // `connection`, `session` and `async_client` send nothing of such a
 // request, against a stand-in broker that records what arrives.
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -102,6 +103,66 @@ TEST(ClientCheck, NamesTheRequestFieldOfFramesAndCalls) {
 }
 
 // -- nothing is sent ----------------------------------------------------------
+
+TEST(ClientName, ANameIsCheckedAndTravelsPercentEncoded) {
+  EXPECT_TRUE(client::check_client_name("").ok());
+  EXPECT_TRUE(client::check_client_name("worker-3 ✓").ok());
+  EXPECT_TRUE(client::check_client_name(std::string(128, 'x')).ok());
+  auto too_long = client::check_client_name(std::string(129, 'x'));
+  EXPECT_EQ(too_long.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(too_long.error_message().find("129 bytes; at most 128"),
+            std::string::npos)
+      << too_long.error_message();
+  auto control = client::check_client_name("a\nb");
+  EXPECT_NE(control.error_message().find("control character"),
+            std::string::npos)
+      << control.error_message();
+  auto c1 = client::check_client_name("a\xc2\x85" "b");
+  EXPECT_NE(c1.error_message().find("control character"), std::string::npos)
+      << c1.error_message();
+  auto not_utf8 = client::check_client_name("caf\xc3");
+  EXPECT_NE(not_utf8.error_message().find("not UTF-8"), std::string::npos)
+      << not_utf8.error_message();
+  EXPECT_EQ(client::encode_client_name("worker-3"), "worker-3");
+  EXPECT_EQ(client::encode_client_name("50% ✓"), "50%25 %E2%9C%93");
+}
+
+TEST(ClientName, EveryCallOfAConnectionAndTheAsyncClientCarriesIt) {
+  fake_broker broker;
+  {
+    client::connection conn{broker.address(), {}, "billing ✓"};
+    EXPECT_TRUE(conn.publish({{"t", "x", {}, {}}}).ok());
+    auto own = conn.open_session("worker-2");
+    EXPECT_TRUE(own->close().ok());
+  }
+  {
+    client::client_options options;
+    options.name = "async-1";
+    client::async_client async{broker.address(), options};
+    auto sub = async.subscribe("t.>", [](client::delivery) {});
+    ASSERT_TRUE(sub->wait_subscribed(patience).ok());
+    ASSERT_TRUE(async.create_group("workers", {}).ok());
+    async.close();
+  }
+  std::vector<std::string> seen;
+  for (auto& call : broker.calls())
+    seen.push_back(call.method.substr(call.method.rfind('/')) + " " +
+                   call.client_name.value_or("(none)"));
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "/Publish billing %E2%9C%93"),
+            seen.end());
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "/Session worker-2"),
+            seen.end());
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "/Session async-1"),
+            seen.end());
+  EXPECT_NE(std::find(seen.begin(), seen.end(), "/CreateGroup async-1"),
+            seen.end());
+  EXPECT_THROW(client::connection(broker.address(), {}, "a\tb"),
+               client::invalid_request);
+  client::client_options bad;
+  bad.name = std::string(129, 'n');
+  EXPECT_THROW(client::async_client(broker.address(), bad),
+               client::invalid_request);
+}
 
 TEST(ClientCheck, ConnectionPublishAnswersInvalidArgumentWithoutACall) {
   fake_broker broker;

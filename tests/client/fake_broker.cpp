@@ -18,13 +18,19 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-// Returns the authorization metadata of `ctx`, if any.
-std::optional<std::string>
-authorization(const grpc::CallbackServerContext& ctx) {
-  auto it = ctx.client_metadata().find("authorization");
+// Returns the metadata `key` of `ctx`, if any.
+std::optional<std::string> metadata(const grpc::CallbackServerContext& ctx,
+                                    const char* key) {
+  auto it = ctx.client_metadata().find(key);
   if (it == ctx.client_metadata().end())
     return std::nullopt;
   return std::string{it->second.data(), it->second.size()};
+}
+
+// Returns the authorization metadata of `ctx`, if any.
+std::optional<std::string>
+authorization(const grpc::CallbackServerContext& ctx) {
+  return metadata(ctx, "authorization");
 }
 
 // Returns the common name of the client certificate of `ctx`, "" if none.
@@ -44,7 +50,8 @@ public:
   call_reactor(fake_broker& broker, grpc::GenericCallbackServerContext* ctx)
       : session_(ctx->method() == "/tinybroker.v1.Broker/Session") {
     auto auth = authorization(*ctx);
-    end_early_ = broker.record({ctx->method(), auth, client_cn(*ctx)});
+    end_early_ = broker.record({ctx->method(), auth, client_cn(*ctx),
+                                metadata(*ctx, "tinybroker-client-name")});
     if (!broker.accepts(auth)) {
       Finish({grpc::StatusCode::UNAUTHENTICATED,
               "fake broker: missing or wrong token"});

@@ -48,6 +48,8 @@ struct recorded_call {
   std::optional<std::string> authorization;
   /// The common name of the client certificate, "" without one.
   std::string client_cn;
+  /// The `tinybroker-client-name` metadata as sent, or nothing.
+  std::optional<std::string> client_name;
 };
 
 /// Settings of a `fake_broker`.

@@ -1,6 +1,7 @@
 // End to end: tokens and their permissions against a real broker (spec 10).
 
 #include "auth_fixture.hpp"
+#include "client/connection.hpp"
 #include "grpc/health/v1/health.grpc.pb.h"
 
 namespace tb::test {
@@ -146,6 +147,23 @@ TEST_F(AuthTest, AForbiddenSubscribeIsAnErrorFrameOnAStreamThatStaysOpen) {
   EXPECT_TRUE(broker_->wait_for_output(
       "token \\\"orders\\\" may not subscribe to \\\"orders.>\\\"", patience))
       << broker_->output();
+}
+
+TEST_F(AuthTest, AMemberShowsItsTokenAndItsClientsName) {
+  client::security_options security;
+  security.token = orders_secret;
+  client::connection conn{broker_->address(), security, "billing-1"};
+  auto member = conn.open_session();
+  ASSERT_TRUE(member->join(1, "billing", "orders.eu.>"));
+  ASSERT_TRUE(member->wait_for(kind::kSubscribed, patience));
+  auto reply = stats();
+  ASSERT_EQ(reply.groups_size(), 1);
+  ASSERT_EQ(reply.groups(0).members_size(), 1);
+  auto& m = reply.groups(0).members(0);
+  EXPECT_EQ(m.token(), "orders");
+  EXPECT_EQ(m.client_name(), "billing-1");
+  ASSERT_EQ(reply.sessions_size(), 1);
+  EXPECT_EQ(reply.sessions(0).client_name(), "billing-1");
 }
 
 TEST_F(AuthTest, SighupRevokesChangesAndAddsTokensWithoutDroppingOthers) {

@@ -116,12 +116,13 @@ TEST_F(CliStatsTest, MembersShowWhatEachMemberHolds) {
   EXPECT_NE(out.find("latency   p50 "), std::string::npos) << out;
   EXPECT_NE(out.find(" over 3 deliveries\n"), std::string::npos) << out;
   // Two rows start with the group's name: its counters, then its member
-  // (GROUP, PEER, SUBSCRIPTION, IN_FLIGHT, ...).
+  // (GROUP, NAME, PEER, SUBSCRIPTION, IN_FLIGHT, ...).
   auto rows = lines_starting_with(out, "workers ");
   ASSERT_EQ(rows.size(), 2u) << out;
   std::istringstream member{rows[1]};
-  std::string group, peer, subscription, in_flight;
-  member >> group >> peer >> subscription >> in_flight;
+  std::string group, name, peer, subscription, in_flight;
+  member >> group >> name >> peer >> subscription >> in_flight;
+  EXPECT_EQ(name, "tinybroker-cli") << out;
   EXPECT_EQ(subscription, "1") << out;
   EXPECT_EQ(in_flight, "3") << out;
   EXPECT_NE(rows[1].find("active"), std::string::npos) << out;

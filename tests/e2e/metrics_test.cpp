@@ -180,6 +180,26 @@ TEST_F(MetricsTest, AScrapeShowsTrafficGroupsAndDeliveryLatency) {
   EXPECT_EQ(m.count("tinybroker_topic_destinations"), 0u);
 }
 
+TEST_F(MetricsTest, SubscriptionsCountFanOutAndEveryGroupMembership) {
+  // With 6 groups and no member the gauge said 6; it is 0.
+  for (auto name : {"g1", "g2", "g3", "g4", "g5", "g6"})
+    ASSERT_TRUE(create_group(name, on(std::string{name} + ".>")).ok());
+  auto m = scrape_until([](const parsed_metrics& p) {
+    return p.value("tinybroker_groups") == 6.0;
+  });
+  EXPECT_EQ(m.value("tinybroker_subscriptions"), 0.0);
+  // 1 fan-out subscription, 3 members of g1, 1 of g2: 5 (it said 3).
+  auto fanout = subscriber(1, "news.>");
+  std::vector<std::unique_ptr<client::session>> members;
+  for (int i = 0; i < 3; ++i)
+    members.push_back(worker("g1", "g1.>"));
+  members.push_back(worker("g2", "g2.>"));
+  m = scrape_until([](const parsed_metrics& p) {
+    return p.value("tinybroker_sessions") == 5.0;
+  });
+  EXPECT_EQ(m.value("tinybroker_subscriptions"), 5.0);
+}
+
 TEST_F(MetricsTest, OtherPathsAre404) {
   auto res = http_get(metrics_address_of(broker_->output()), "/");
   ASSERT_TRUE(res);

@@ -151,6 +151,42 @@ TEST_F(StatsTest, FiltersSelectGroupsAndSessions) {
   EXPECT_EQ(reply.broker().groups(), 3u);
 }
 
+TEST_F(StatsTest, SubscriptionsCountEachGroupMembershipNotEachGroup) {
+  // 1 fan-out subscription, 3 members of one group, 1 of another: 5, as
+  // the proto and the metric's help say (the count was 3: each group once).
+  auto fanout = subscriber(1, "news.>");
+  std::vector<std::unique_ptr<client::session>> members;
+  for (int i = 0; i < 3; ++i)
+    members.push_back(worker("jobs", "jobs.>"));
+  members.push_back(worker("mail", "mail.>"));
+  auto reply = stats();
+  EXPECT_EQ(reply.broker().subscriptions(), 5u);
+  EXPECT_EQ(reply.broker().groups(), 2u);
+  uint64_t per_session = 0;
+  for (auto& s : reply.sessions())
+    per_session += s.subscriptions();
+  EXPECT_EQ(per_session, 5u) << "the sessions' own counts add up the same";
+  // One member leaves (its stream ends): 4.
+  members.pop_back();
+  auto deadline = std::chrono::steady_clock::now() + patience;
+  while (reply.broker().subscriptions() != 4u &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reply = stats();
+  }
+  EXPECT_EQ(reply.broker().subscriptions(), 4u);
+}
+
+TEST_F(StatsTest, GroupsWithoutMembersCountNoSubscription) {
+  // 6 groups and no session: 0 (the count was 6).
+  for (auto name : {"g1", "g2", "g3", "g4", "g5", "g6"})
+    ASSERT_TRUE(create_group(name, on(std::string{name} + ".>")).ok());
+  auto reply = stats();
+  EXPECT_EQ(reply.broker().groups(), 6u);
+  EXPECT_EQ(reply.broker().sessions(), 0u);
+  EXPECT_EQ(reply.broker().subscriptions(), 0u);
+}
+
 TEST_F(StatsTest, ABadTopicPatternIsRefusedNamingIt) {
   pb::StatsRequest req;
   req.set_topic_pattern("a..b");

@@ -208,6 +208,19 @@ TEST(PrintStats, OneShotShowsTotalsGroupsAndWhatWasAskedFor) {
                       "BUFFERED_BYTES", "MAILBOX"})
     EXPECT_NE(text.find(shown), std::string::npos) << shown << '\n' << text;
   EXPECT_LT(text.find("router"), text.find("topic  ")) << text;
+  // The sessions table starts with each client's chosen name ("-": none).
+  EXPECT_NE(text.find("\nNAME  PEER                  PUBLISHED"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\n-     ipv4:127.0.0.1:50001"), std::string::npos)
+      << text;
+  auto named = full_reply();
+  named.mutable_sessions(0)->set_client_name("billing-7");
+  std::ostringstream with_name;
+  print_stats(with_name, named, view);
+  EXPECT_NE(with_name.str().find("\nbilling-7  ipv4:127.0.0.1:50001"),
+            std::string::npos)
+      << with_name.str();
 }
 
 TEST(PrintStats, WatchBlockHasRatesGroupsByBacklogAndNoBlankLine) {

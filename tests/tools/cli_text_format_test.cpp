@@ -139,13 +139,28 @@ TEST(GroupView, TableShowsEveryCounterAgeAndRates) {
 
 TEST(GroupView, MemberTableHasARowPerMember) {
   auto g = sample_group();
+  g.mutable_members(0)->set_client_name("resize-1");
   std::ostringstream out;
   print_member_table(out, {&g});
   EXPECT_EQ(out.str(),
-            "GROUP    PEER                  SUBSCRIPTION  IN_FLIGHT  CREDIT  "
-            "MAX_IN_FLIGHT  ACKS  NACKS  REJECTS  OLDEST_IN_FLIGHT   STATE\n"
-            "workers  ipv4:127.0.0.1:50000             1          3     253  "
-            "          256   950      5        1              1.5s  active\n");
+            "GROUP    NAME      PEER                  SUBSCRIPTION  IN_FLIGHT  "
+            "CREDIT  MAX_IN_FLIGHT  ACKS  NACKS  REJECTS  OLDEST_IN_FLIGHT   "
+            "STATE\n"
+            "workers  resize-1  ipv4:127.0.0.1:50000             1          3  "
+            "   253            256   950      5        1              1.5s  "
+            "active\n");
+  // Without a name: "-"; with a token, its name follows the peer.
+  g.mutable_members(0)->clear_client_name();
+  g.mutable_members(0)->set_token("orders");
+  std::ostringstream with_token;
+  print_member_table(with_token, {&g});
+  EXPECT_NE(with_token.str().find("GROUP    NAME  PEER (TOKEN)  "),
+            std::string::npos)
+      << with_token.str();
+  EXPECT_NE(with_token.str().find("workers  -     ipv4:127.0.0.1:50000 "
+                                  "(orders)  "),
+            std::string::npos)
+      << with_token.str();
   g.clear_members();
   std::ostringstream none;
   print_member_table(none, {&g});
@@ -189,6 +204,8 @@ TEST(GroupView, JsonHasSettingsCountersAndMembersOnlyWhenAsked) {
   auto& member =
       fields.at("members").list_value().values(0).struct_value().fields();
   EXPECT_EQ(member.at("peer").string_value(), "ipv4:127.0.0.1:50000");
+  EXPECT_EQ(member.at("name").string_value(), "");
+  EXPECT_EQ(member.at("token").string_value(), "");
   EXPECT_EQ(member.at("credit").number_value(), 253);
   EXPECT_TRUE(member.at("active").bool_value());
 

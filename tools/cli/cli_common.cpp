@@ -73,6 +73,18 @@ void add_connection_flags(CLI::App& app, connection_options& opts) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_flag("--json", opts.json,
                "print JSON for scripts (one object per line) instead of text");
+  app.add_option_function<std::string>(
+         "--name",
+         [&opts](const std::string& text) {
+           auto status = client::check_client_name(text);
+           if (!status.ok())
+             throw CLI::ValidationError("--name", status.error_message());
+           opts.name = text;
+         },
+         "the name the broker's stats and log lines show for this client "
+         "(default tinybroker-cli; empty sends none)")
+      ->type_name("NAME")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   tools::add_security_flags(app, opts.security);
 }
 
@@ -88,7 +100,8 @@ client::security_options resolve_security(const connection_options& opts) {
 void set_examples(CLI::App& app, const std::string& examples) {
   app.footer("\nExamples:\n" + examples +
              "Every command also takes --server HOST:PORT, --timeout DURATION, "
-             "--json and the token and TLS flags --token, --token-file, --ca, "
+             "--json, --name NAME and the token and TLS flags --token, "
+             "--token-file, --ca, "
              "--cert, --key (see tinybroker-cli --help).\n");
 }
 
@@ -101,8 +114,11 @@ std::unique_ptr<client::connection> connect(const connection_options& opts) {
   auto security = resolve_security(opts);
   std::unique_ptr<client::connection> conn;
   try {
-    conn = std::make_unique<client::connection>(opts.server, security);
+    conn =
+        std::make_unique<client::connection>(opts.server, security, opts.name);
   } catch (const client::security_error& e) {
+    throw cli_failure(exit_usage, e.what());
+  } catch (const client::invalid_request& e) {
     throw cli_failure(exit_usage, e.what());
   }
   auto outcome = client::wait_reachable(*conn->channel(), opts.timeout);

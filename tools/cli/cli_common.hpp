@@ -30,6 +30,9 @@ enum exit_code : int {
   /// The broker cannot be reached, did not answer within `--timeout`, or
   /// the connection was lost.
   exit_unreachable = 3,
+  /// `sub --idle-timeout` passed without a delivery before `--count`
+  /// deliveries were printed.
+  exit_idle = 4,
 };
 
 /// How to reach the broker and how to print; set by the shared flags.
@@ -46,6 +49,9 @@ struct connection_options {
   std::chrono::milliseconds timeout{5000};
   /// Print JSON (one object per line) instead of text for people.
   bool json = false;
+  /// The name this client gives itself in the broker's Stats and log lines
+  /// (`--name`).
+  std::string name = "tinybroker-cli";
   /// The security flags as given (`--token`, `--token-file`, `--ca`,
   /// `--cert`, `--key`, `--tls-server-name`); each beats its TINYBROKER_*
   /// environment variable (see `resolve_security`).
@@ -91,8 +97,8 @@ struct command {
   std::function<int()> run;
 };
 
-/// Adds `--server`, `--timeout`, `--json` and the security flags to `app`,
-/// storing into `opts`.
+/// Adds `--server`, `--timeout`, `--json`, `--name` and the security flags
+/// to `app`, storing into `opts`.
 void add_connection_flags(CLI::App& app, connection_options& opts);
 
 /// Returns the security settings of the flags in `opts` and the TINYBROKER_*

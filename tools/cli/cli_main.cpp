@@ -61,7 +61,8 @@ int main(int argc, char** argv) {
   CLI::App app{"tinybroker-cli: publish, subscribe, manage consumer groups, "
                "watch and measure a tinybroker from the shell.\n"
                "Exit codes: 0 ok, 1 refused by the broker, 2 usage error, "
-               "3 broker unreachable or no answer within --timeout."};
+               "3 broker unreachable or no answer within --timeout, 4 sub "
+               "--idle-timeout passed before --count deliveries."};
   app.set_version_flag("--version",
                        std::string{"tinybroker-cli "} + TINYBROKER_VERSION);
   app.require_subcommand(1);

@@ -2,6 +2,7 @@
 // a consumer group, prints each delivery, and answers group deliveries.
 
 #include <algorithm>
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -35,7 +36,10 @@ struct sub_options {
   bool reject = false;
   bool no_ack = false;
   std::chrono::milliseconds nack_delay{0};
+  // 0: no --count, run until interrupted (or idle).
   uint64_t count = 0;
+  // 0: no --idle-timeout.
+  std::chrono::milliseconds idle_timeout{0};
 
   // Returns the answer the flags ask for (ack by default).
   answer mode() const {
@@ -140,6 +144,24 @@ void send_answers(client::session& session, answer mode,
   }
 }
 
+// Ends `sub` when `--idle-timeout` passed without a delivery after
+// `printed` deliveries: exit 0 without `--count`, else a failure saying how
+// many of the count arrived.
+int idle_end(const sub_options& opts, uint64_t printed) {
+  auto quiet =
+      format_duration(static_cast<uint64_t>(opts.idle_timeout.count()));
+  if (opts.count == 0) {
+    std::cerr << "tinybroker-cli: no delivery for " << quiet << "; printed "
+              << printed << std::endl;
+    return exit_ok;
+  }
+  throw cli_failure(exit_idle,
+                    "no delivery for " + quiet + ": printed " +
+                        std::to_string(printed) + " of --count " +
+                        std::to_string(opts.count),
+                    "DEADLINE_EXCEEDED");
+}
+
 // Runs `sub` once the command line was parsed.
 int run_sub(const sub_options& opts, const connection_options& conn_opts) {
   require_utf8("pattern", opts.pattern);
@@ -159,14 +181,26 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
     std::cerr << " in group " << opts.group;
   std::cerr << std::endl;
   uint64_t printed = 0;
+  auto idle = opts.idle_timeout.count() > 0;
+  auto last_delivery = std::chrono::steady_clock::now();
   while (opts.count == 0 || printed < opts.count) {
-    auto frame = session->next(std::chrono::hours(1));
+    auto wait = std::chrono::milliseconds{std::chrono::hours(1)};
+    if (idle) {
+      wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+          last_delivery + opts.idle_timeout - std::chrono::steady_clock::now());
+      if (wait.count() <= 0) {
+        session->close(conn_opts.timeout);
+        return idle_end(opts, printed);
+      }
+    }
+    auto frame = session->next(wait);
     if (!frame) {
       if (session->ended())
         stream_lost(*session);
       continue;
     }
     if (frame->has_deliveries()) {
+      last_delivery = std::chrono::steady_clock::now();
       std::vector<uint64_t> answered;
       for (auto& d : frame->deliveries().deliveries()) {
         if (opts.count != 0 && printed == opts.count)
@@ -248,12 +282,34 @@ command add_sub_command(CLI::App& app, const connection_options& conn_opts) {
       ->type_name("DURATION")
       ->needs(nack);
   cmd->add_option("-n,--count", opts->count,
-                  "exit after printing N deliveries (default: run until "
-                  "interrupted)");
+                  "exit 0 after printing N deliveries, N at least 1 "
+                  "(default: run until interrupted)")
+      ->check(CLI::Validator(
+          [](const std::string& text) -> std::string {
+            if (text.find_first_not_of('0') == std::string::npos)
+              return "must be at least 1 (as for pub); leave --count out "
+                     "to run until interrupted, or add --idle-timeout";
+            return {};
+          },
+          "N >= 1"));
+  cmd->add_option_function<std::string>(
+         "--idle-timeout",
+         [opts](const std::string& text) {
+           opts->idle_timeout = parse_duration_flag("--idle-timeout", text);
+           if (opts->idle_timeout.count() == 0)
+             throw CLI::ValidationError("--idle-timeout",
+                                        "must be more than 0");
+         },
+         "exit once no delivery came for this long (e.g. 2s), counted from "
+         "the subscribe: exit 0 without --count, exit 4 if --count "
+         "deliveries were not all printed")
+      ->type_name("DURATION");
   set_examples(*cmd, "  tinybroker-cli sub 'orders.>'\n"
                      "  tinybroker-cli sub 'jobs.>' --group workers\n"
                      "  tinybroker-cli sub 'jobs.>' --group workers --no-ack\n"
-                     "  tinybroker-cli sub '$dlq.>' --count 1 --json\n");
+                     "  tinybroker-cli sub '$dlq.>' --count 1 --json\n"
+                     "  tinybroker-cli sub 'jobs.>' --count 10 "
+                     "--idle-timeout 2s\n");
   return {cmd, [opts, &conn_opts] {
             return run_sub(*opts, conn_opts);
           }};

@@ -58,7 +58,9 @@ void write_counters(json_writer& out, const pb::GroupCounters& c) {
 // Writes one member of a group as a JSON array element.
 void write_member(json_writer& out, const pb::MemberStats& m) {
   out.open_object()
+      .text("name", m.client_name())
       .text("peer", m.peer())
+      .text("token", m.token())
       .number("subscription_id", m.subscription_id())
       .number("in_flight", m.in_flight())
       .number("credit", m.credit())
@@ -114,21 +116,27 @@ void print_group_table(std::ostream& out, const group_list& groups) {
 }
 
 void print_member_table(std::ostream& out, const group_list& groups) {
-  text_table table{{"GROUP", "PEER", "SUBSCRIPTION", "IN_FLIGHT", "CREDIT",
-                    "MAX_IN_FLIGHT", "ACKS", "NACKS", "REJECTS",
-                    "OLDEST_IN_FLIGHT", "STATE"},
-                   2};
+  bool tokens = false;
   for (auto* g : groups)
     for (auto& m : g->members())
-      table.add_row({g->name(), m.peer(), std::to_string(m.subscription_id()),
-                     std::to_string(m.in_flight()), std::to_string(m.credit()),
-                     std::to_string(m.max_in_flight()),
-                     std::to_string(m.acks()), std::to_string(m.nacks()),
-                     std::to_string(m.rejects()),
-                     format_age(m.oldest_in_flight_age_ms()),
-                     !m.active()   ? "left"
-                     : m.stalled() ? "stalled"
-                                   : "active"});
+      tokens = tokens || !m.token().empty();
+  text_table table{{"GROUP", "NAME", tokens ? "PEER (TOKEN)" : "PEER",
+                    "SUBSCRIPTION", "IN_FLIGHT", "CREDIT", "MAX_IN_FLIGHT",
+                    "ACKS", "NACKS", "REJECTS", "OLDEST_IN_FLIGHT", "STATE"},
+                   3};
+  for (auto* g : groups)
+    for (auto& m : g->members())
+      table.add_row(
+          {g->name(), m.client_name().empty() ? "-" : m.client_name(),
+           tokens && !m.token().empty() ? m.peer() + " (" + m.token() + ")"
+                                        : m.peer(),
+           std::to_string(m.subscription_id()), std::to_string(m.in_flight()),
+           std::to_string(m.credit()), std::to_string(m.max_in_flight()),
+           std::to_string(m.acks()), std::to_string(m.nacks()),
+           std::to_string(m.rejects()), format_age(m.oldest_in_flight_age_ms()),
+           !m.active()   ? "left"
+           : m.stalled() ? "stalled"
+                         : "active"});
   if (table.empty())
     out << "no members\n";
   else

@@ -66,6 +66,7 @@ void write_sessions(json_writer& out, const pb::StatsReply& reply) {
   out.open_array("sessions");
   for (auto& s : reply.sessions())
     out.open_object()
+        .text("name", s.client_name())
         .text("peer", s.peer())
         .text("token", s.token())
         .number("permission_denied", s.permission_denied())

@@ -83,11 +83,13 @@ void print_sessions(std::ostream& out, const pb::StatsReply& reply) {
   bool tokens =
       std::any_of(reply.sessions().begin(), reply.sessions().end(),
                   [](const pb::SessionStats& s) { return !s.token().empty(); });
-  text_table table{{tokens ? "PEER (TOKEN)" : "PEER", "PUBLISHED", "UNROUTED",
-                    "DELIVERED", "DROPPED", "SUBSCRIPTIONS", "BUFFERED",
-                    "BUFFERED_BYTES", "CONNECTED"}};
+  text_table table{{"NAME", tokens ? "PEER (TOKEN)" : "PEER", "PUBLISHED",
+                    "UNROUTED", "DELIVERED", "DROPPED", "SUBSCRIPTIONS",
+                    "BUFFERED", "BUFFERED_BYTES", "CONNECTED"},
+                   2};
   for (auto& s : reply.sessions())
-    table.add_row({tokens ? s.peer() + " (" + s.token() + ")" : s.peer(),
+    table.add_row({s.client_name().empty() ? "-" : s.client_name(),
+                   tokens ? s.peer() + " (" + s.token() + ")" : s.peer(),
                    std::to_string(s.published()), std::to_string(s.unrouted()),
                    std::to_string(s.delivered()), std::to_string(s.dropped()),
                    std::to_string(s.subscriptions()),

@@ -1,0 +1,104 @@
+// End to end: `tinybroker-cli sub` bounded for scripts (`--count` at least
+// 1 as for `pub`, `--idle-timeout` with its exit codes), and `--name`, the
+// name the broker's stats show for the CLI's sessions and group members.
+
+#include <chrono>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "cli_fixture.hpp"
+
+namespace tb::test {
+namespace {
+
+using std::chrono::steady_clock;
+
+TEST_F(CliTest, SubCountZeroIsAUsageErrorAsForPub) {
+  // It meant "forever", and with --timeout 2s it hung.
+  auto started = steady_clock::now();
+  auto [code, out] = cli({"sub", "x.>", "--count", "0", "--timeout", "2s"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--count"), std::string::npos) << out;
+  EXPECT_NE(out.find("must be at least 1"), std::string::npos) << out;
+  EXPECT_LT(steady_clock::now() - started, std::chrono::seconds(5));
+  std::tie(code, out) = cli({"pub", "x.y", "d", "--count", "0"});
+  EXPECT_EQ(code, 2) << out;
+  std::tie(code, out) = cli({"sub", "x.>", "--idle-timeout", "0"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--idle-timeout"), std::string::npos) << out;
+}
+
+TEST_F(CliTest, SubIdleTimeoutWithoutCountEndsQuietlyWithExitZero) {
+  auto started = steady_clock::now();
+  auto [code, out] = cli({"sub", "quiet.>", "--idle-timeout", "300ms"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("subscribed to quiet.>"), std::string::npos) << out;
+  EXPECT_NE(out.find("no delivery for 300ms; printed 0"), std::string::npos)
+      << out;
+  EXPECT_GE(steady_clock::now() - started, std::chrono::milliseconds(300));
+}
+
+TEST_F(CliTest, SubIdleTimeoutBeforeTheCountExitsFourSayingHowMany) {
+  auto sub = start_sub({"part.>", "--count", "3", "--idle-timeout", "1s"});
+  auto [code, out] = cli({"pub", "part.a", "only one"});
+  ASSERT_EQ(code, 0) << out;
+  auto exit = sub->wait_exit(patience);
+  ASSERT_TRUE(exit.has_value()) << sub->output();
+  EXPECT_EQ(*exit, 4) << sub->output();
+  EXPECT_NE(sub->output().find("only one"), std::string::npos) << sub->output();
+  EXPECT_NE(sub->output().find("no delivery for 1s: printed 1 of --count 3"),
+            std::string::npos)
+      << sub->output();
+}
+
+TEST_F(CliTest, SubCountReachedWithinTheIdleTimeoutExitsZero) {
+  auto sub = start_sub({"done.>", "--count", "2", "--idle-timeout", "5s"});
+  auto [code, out] = cli({"pub", "done.a", "m{{n}}", "--count", "2"});
+  ASSERT_EQ(code, 0) << out;
+  auto exit = sub->wait_exit(patience);
+  ASSERT_TRUE(exit.has_value()) << sub->output();
+  EXPECT_EQ(*exit, 0) << sub->output();
+}
+
+TEST_F(CliTest, StatsShowEachSessionsAndMembersName) {
+  auto named =
+      start_sub({"jobs.>", "--group", "workers", "--name", "resize-worker-1"});
+  auto plain = start_sub({"jobs.>", "--group", "workers"});
+  auto [code, out] = cli({"stats", "--members", "--sessions"});
+  ASSERT_EQ(code, 0) << out;
+  // Member rows: GROUP NAME PEER SUBSCRIPTION ...
+  auto rows = lines_starting_with(out, "workers ");
+  ASSERT_EQ(rows.size(), 3u) << out; // the group's counters, two members
+  std::vector<std::string> names;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    std::istringstream row{rows[i]};
+    std::string group, name;
+    row >> group >> name;
+    names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"resize-worker-1", "tinybroker-cli"}))
+      << out;
+  // Session rows start with NAME; the stats call itself is a unary call.
+  EXPECT_EQ(lines_starting_with(out, "resize-worker-1 ").size(), 1u) << out;
+  EXPECT_EQ(lines_starting_with(out, "tinybroker-cli ").size(), 1u) << out;
+  std::tie(code, out) = cli({"stats", "--json", "--members"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"name\":\"resize-worker-1\""), std::string::npos) << out;
+}
+
+TEST_F(CliTest, ABadNameIsAUsageErrorNamingTheFlag) {
+  auto [code, out] = cli({"sub", "x.>", "--name", std::string(129, 'n')});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("--name"), std::string::npos) << out;
+  EXPECT_NE(out.find("at most 128"), std::string::npos) << out;
+  std::tie(code, out) = cli({"health", "--name", "tab\there"});
+  EXPECT_EQ(code, 2) << out;
+  EXPECT_NE(out.find("control character"), std::string::npos) << out;
+}
+
+} // namespace
+} // namespace tb::test
