@@ -91,17 +91,23 @@ private:
 
 std::shared_ptr<grpc::ServerCredentials> tls_store::grpc_credentials() {
   std::string path;
+  std::string client_ca;
   {
     std::lock_guard<std::mutex> guard{mutex_};
     path = dir_ + "/identity.pem";
+    if (cfg_.mutual())
+      client_ca = dir_ + "/client_ca.pem";
   }
   // The key and the chain are one file, replaced by a rename: gRPC never
-  // pairs a new key with an old certificate.
+  // pairs a new key with an old certificate. With client_ca, gRPC watches a
+  // copy of it too, only to send the CAs' names in the handshake.
   auto provider =
       std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
-          path, path, tls_refresh_seconds);
+          path, path, client_ca, tls_refresh_seconds);
   grpc::experimental::TlsServerCredentialsOptions options{provider};
   options.watch_identity_key_cert_pairs();
+  if (!client_ca.empty())
+    options.watch_root_certs();
   if (config().mutual()) {
     // Verified here rather than by gRPC, so that a refusal is logged with
     // its reason; the client must still prove it holds the key.

@@ -65,6 +65,8 @@ struct tls_store::material {
   // their names as sent to clients.
   tls_detail::owned<X509_STORE> client_store;
   tls_detail::owned<STACK_OF(X509_NAME)> client_names;
+  // The client_ca file's certificates (gRPC's copy, for the names it sends).
+  std::string client_ca_pem;
   // The client_ca file, for messages.
   std::string client_ca_path;
   int64_t not_after = 0;

@@ -86,6 +86,7 @@ std::shared_ptr<tls_store::material> parse_material(const tls_files& files,
   m->identity_pem += files.key_pem;
   if (cfg.mutual()) {
     m->client_ca_path = cfg.client_ca;
+    m->client_ca_pem = files.client_ca_pem;
     m->client_store.reset(X509_STORE_new());
     m->client_names.reset(sk_X509_NAME_new_null());
     auto cas = certificates(files.client_ca_pem);
@@ -125,8 +126,15 @@ std::string tls_store::load(const tls_config& cfg) {
     return problem;
   auto m = parse_material(files, cfg);
   std::lock_guard<std::mutex> guard{mutex_};
-  if (auto problem = write_private_copy(m->identity_pem); !problem.empty())
+  if (auto problem = write_private_copy("identity.pem", m->identity_pem);
+      !problem.empty())
     return problem;
+  // gRPC sends the names of these CAs to clients in the handshake, so that a
+  // client can tell which CA the broker wants (it verifies them itself).
+  if (cfg.mutual())
+    if (auto problem = write_private_copy("client_ca.pem", m->client_ca_pem);
+        !problem.empty())
+      return problem;
   current_ = std::move(m);
   cfg_ = cfg;
   return {};
@@ -143,7 +151,8 @@ std::string tls_store::reload(const tls_config& cfg) {
   return load(cfg);
 }
 
-std::string tls_store::write_private_copy(const std::string& pem) {
+std::string tls_store::write_private_copy(const std::string& file,
+                                          const std::string& pem) {
   if (dir_.empty()) {
     auto pattern = private_parent() + "/tinybroker-tls.XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr)
@@ -151,7 +160,7 @@ std::string tls_store::write_private_copy(const std::string& pem) {
              private_parent() + ": " + std::strerror(errno);
     dir_ = pattern;
   }
-  auto target = dir_ + "/identity.pem";
+  auto target = dir_ + "/" + file;
   auto temp = target + ".new";
   auto fail = [&](const char* what) {
     auto text = std::string{"tls: cannot "} + what + " " + temp + ": " +

@@ -102,7 +102,8 @@ private:
   static int on_handshake(ssl_st* ssl, void* store);
 
   std::shared_ptr<const material> current() const;
-  std::string write_private_copy(const std::string& pem);
+  std::string write_private_copy(const std::string& file,
+                                 const std::string& pem);
 
   mutable std::mutex mutex_;
   std::shared_ptr<const material> current_;
