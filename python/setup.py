@@ -21,6 +21,8 @@ from setuptools import setup
 from setuptools.command.build_py import build_py
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# No python/__pycache__ for gen_proto either: the source tree stays as it was.
+sys.dont_write_bytecode = True
 import gen_proto  # noqa: E402  (next to this file)
 
 

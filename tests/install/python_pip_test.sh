@@ -16,6 +16,8 @@ python=$2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "python_pip_test: $*" >&2; exit 1; }
+# Python as on a user's machine: it writes byte code where it can.
+unset PYTHONDONTWRITEBYTECODE PYTHONPYCACHEPREFIX
 
 mkdir "$work/tree"
 cp -r "$src/python" "$src/proto" "$work/tree/"
