@@ -25,9 +25,16 @@ packages=(
   libtoml11-dev libcli11-dev libjemalloc-dev
   libcpp-httplib-dev python3-prometheus-client libssl-dev openssl
   libgtest-dev libbenchmark-dev
-  # systemd readiness (sd_notify), the .deb (dpkg-shlibdeps) and its check
-  # (systemd-analyze verify): docs/operations.md, "Running as a service".
-  libsystemd-dev dpkg-dev systemd
+  # systemd readiness (sd_notify), the .deb and its checks: CPack's DEB
+  # generator needs `file` and dpkg-shlibdeps (dpkg-dev, binutils' objdump),
+  # tests/install/deb_test.sh runs lintian, `systemd-analyze verify`,
+  # `systemctl --root` and the package's scripts (deb-systemd-helper from
+  # init-system-helpers): docs/operations.md, "Running as a service".
+  libsystemd-dev dpkg-dev binutils file lintian systemd init-system-helpers
+  # /bin/kill, which the unit's ExecReload names (systemd-analyze verify
+  # checks it); the tests' other commands (openssl, python3-*, g++,
+  # pkg-config) are above, coreutils' are essential
+  procps
   # the Python client (python/): venv + offline pip install, and its pytest suite
   python3-venv python3-pip python3-setuptools python3-wheel python3-pytest
 )
