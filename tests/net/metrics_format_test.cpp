@@ -136,7 +136,8 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
     }
   }
   EXPECT_EQ(helped, typed);
-  EXPECT_EQ(helped.size(), 16u + 1u + 14u + 2u); // broker, histogram, groups, auth
+  EXPECT_EQ(helped.size(),
+            16u + 1u + 14u + 2u); // broker, histogram, groups, auth
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {
