@@ -117,7 +117,8 @@ TEST(ClientName, ANameIsCheckedAndTravelsPercentEncoded) {
   EXPECT_NE(control.error_message().find("control character"),
             std::string::npos)
       << control.error_message();
-  auto c1 = client::check_client_name("a\xc2\x85" "b");
+  auto c1 = client::check_client_name("a\xc2\x85"
+                                      "b");
   EXPECT_NE(c1.error_message().find("control character"), std::string::npos)
       << c1.error_message();
   auto not_utf8 = client::check_client_name("caf\xc3");
