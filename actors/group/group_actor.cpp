@@ -29,12 +29,13 @@ uint64_t pick_member(group_pointer self, const group_ledger::held& held,
     auto* member = key == 0 ? nullptr : st.members.find(key);
     return member != nullptr && member->has_credit() ? key : 0;
   };
-  if (held.tried.empty())
+  if (held.first_try == 0)
     return pick();
   auto set_excluded = [&](bool value) {
-    for (auto key : held.tried)
+    held.for_each_try([&](uint64_t key) {
       if (auto* member = st.members.find(key))
         member->excluded = value;
+    });
   };
   set_excluded(true);
   auto key = pick();
@@ -205,7 +206,7 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   std::sort(ids.begin(), ids.end());
   std::vector<group_ledger::held> again;
   for (auto id : ids)
-    again.push_back(st.ledger.finish(id)->message);
+    again.push_back(std::move(st.ledger.finish(id)->message));
   requeue_in_order(self, std::move(again));
   for (auto key : gone) {
     st.members.at(key).in_flight = 0;

@@ -113,7 +113,7 @@ bool used_up(group_pointer self, const group_ledger::held& held) {
   // A member that fails every delivery (stalled, crashing on it) must not
   // use up a message that another member could take: it gets one more
   // attempt there (spec 6, docs/semantics.md).
-  return held.tried.size() >= 2 || !has_new_receiver(self, held);
+  return held.tried_count() >= 2 || !has_new_receiver(self, held);
 }
 
 void requeue(group_pointer self, group_ledger::held held) {

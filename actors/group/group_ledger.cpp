@@ -5,12 +5,20 @@
 namespace tb {
 
 bool group_ledger::held::went_to(uint64_t member) const noexcept {
-  return std::find(tried.begin(), tried.end(), member) != tried.end();
+  if (member == first_try)
+    return true;
+  return more_tries && std::find(more_tries->begin(), more_tries->end(),
+                                 member) != more_tries->end();
 }
 
 void group_ledger::held::add_try(uint64_t member) {
-  if (!went_to(member))
-    tried.push_back(member);
+  if (first_try == 0) {
+    first_try = member;
+  } else if (!went_to(member)) {
+    if (!more_tries)
+      more_tries = std::make_unique<std::vector<uint64_t>>();
+    more_tries->push_back(member);
+  }
 }
 
 void group_ledger::count_in(const held& msg) {

@@ -152,7 +152,13 @@ TEST_F(GroupLedger, HeldRemembersEachMemberItWentToOnce) {
   held.add_try(1);
   EXPECT_TRUE(held.went_to(1));
   EXPECT_TRUE(held.went_to(2));
-  EXPECT_EQ(held.tried, (ids{1, 2}));
+  held.add_try(3);
+  held.add_try(2);
+  EXPECT_FALSE(held.went_to(4));
+  EXPECT_EQ(held.tried_count(), 3u);
+  ids tried;
+  held.for_each_try([&](uint64_t member) { tried.push_back(member); });
+  EXPECT_EQ(tried, (ids{1, 2, 3}));
 }
 
 TEST_F(GroupLedger, FlightsOfListsAMembersDeliveriesInDeliveryOrder) {
@@ -208,13 +214,14 @@ TEST_F(GroupLedger, HeldCountsFollowEveryOperation) {
   expect_held(3, 0, 6);
   auto first = ledger.pop_front(); // a dispatch: pop, then start
   expect_held(2, 0, 5);
-  ledger.start(1, first, 1, at(1s));
+  ledger.start(1, std::move(first), 1, at(1s));
   ledger.start(2, ledger.pop_front(), 1, at(1s));
   expect_held(1, 2, 6);
   ledger.extend(1, at(2s));
   ledger.expired(at(5s)); // reports, ends nothing
   expect_held(1, 2, 6);
-  ledger.delay(ledger.finish(2)->message, at(1s)); // nack with a delay
+  ledger.delay(std::move(ledger.finish(2)->message),
+               at(1s)); // nack with a delay
   expect_held(2, 1, 6);
   ledger.release_delayed(at(1s));
   expect_held(2, 1, 6);
