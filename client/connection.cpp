@@ -115,6 +115,14 @@ connection::connection(const std::string& address,
 connection::connection(std::shared_ptr<grpc::Channel> channel)
     : channel_(std::move(channel)), stub_(pb::Broker::NewStub(channel_)) {}
 
+connection::connection(std::shared_ptr<grpc::Channel> channel,
+                       const std::string& address,
+                       const security_options& security)
+    : connection(std::move(channel)) {
+  address_ = address;
+  security_ = security;
+}
+
 grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
                                  std::vector<pb::PublishResult>* results,
                                  std::chrono::milliseconds timeout) {
@@ -136,25 +144,29 @@ grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
 grpc::Status connection::explain(grpc::Status status) {
   constexpr std::string_view connect_failed =
       "failed to connect to all addresses";
-  if (address_.empty() || // made from a channel: no address to probe
-      status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
       status.error_message().find(connect_failed) == std::string::npos)
     return status;
+  auto cause = likely_cause(status.error_message());
+  if (cause.empty())
+    return status;
+  return grpc::Status{status.error_code(),
+                      "cannot connect to the broker at " + address_ + ": " +
+                          cause + " (gRPC: " + status.error_message() + ")"};
+}
+
+std::string connection::likely_cause(std::string_view grpc_message) {
+  if (address_.empty()) // made from a channel: no address to probe
+    return {};
   std::lock_guard<std::mutex> guard{explain_mutex_};
   auto now = std::chrono::steady_clock::now();
   if (explained_at_ == std::chrono::steady_clock::time_point{} ||
       now - explained_at_ > std::chrono::seconds(10)) {
     explained_ =
-        diagnose_connect_failure(address_, security_, status.error_message())
-            .sentence;
+        diagnose_connect_failure(address_, security_, grpc_message).sentence;
     explained_at_ = now;
   }
-  if (explained_.empty())
-    return status;
-  return grpc::Status{status.error_code(),
-                      "cannot connect to the broker at " + address_ + ": " +
-                          explained_ + " (gRPC: " + status.error_message() +
-                          ")"};
+  return explained_;
 }
 
 std::unique_ptr<session>

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -80,6 +81,11 @@ public:
   /// Uses `channel` (from `make_channel`).
   explicit connection(std::shared_ptr<grpc::Channel> channel);
 
+  /// Uses `channel`, made by `make_channel` for `address` with `security`:
+  /// `explain` and `likely_cause` then probe that address.
+  connection(std::shared_ptr<grpc::Channel> channel, const std::string& address,
+             const security_options& security);
+
   /// Publishes a batch with the unary Publish call; fills `results` with one
   /// result per message. Returns the call's status.
   grpc::Status
@@ -98,6 +104,13 @@ public:
   /// most once every 10 s; other statuses as they are. `publish` answers
   /// with it.
   grpc::Status explain(grpc::Status status);
+
+  /// Returns the sentence naming the likely cause of a failed connection
+  /// whose gRPC message is `grpc_message` (see `diagnose_connect_failure`),
+  /// or "" when it cannot be told or the connection was made from a bare
+  /// channel; probes the broker's address at most once every 10 s.
+  /// `explain` and the `async_client`'s give-up name the cause with it.
+  std::string likely_cause(std::string_view grpc_message);
 
   /// Returns true once the channel is connected, waiting up to `timeout`.
   bool wait_connected(std::chrono::milliseconds timeout);
