@@ -4,6 +4,7 @@
 
 #include "client/detail/client_core.hpp"
 
+#include "client/message_limit.hpp"
 #include "client/tls_diagnosis.hpp"
 
 #include <algorithm>
@@ -165,17 +166,14 @@ void client_core::learn_limits(lock& guard) {
   if (limits_known_)
     return;
   guard.unlock();
-  pb::InfoReply reply;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::max(options_.reconnect_max_backoff,
-                            std::chrono::milliseconds{1000}));
-  auto status = stub_->Info(&ctx, pb::InfoRequest{}, &reply);
+  auto limit = ask_max_message_bytes(
+      *stub_, std::chrono::system_clock::now() +
+                  std::max(options_.reconnect_max_backoff,
+                           std::chrono::milliseconds{1000}));
   guard.lock();
-  // UNIMPLEMENTED: a broker before Info; its limits stay unchecked here.
-  if (status.ok() || status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+  if (limit) {
     limits_known_ = true;
-    max_message_bytes_ = status.ok() ? reply.max_message_bytes() : 0;
+    max_message_bytes_ = *limit;
   }
 }
 

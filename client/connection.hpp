@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,7 +88,13 @@ public:
              const security_options& security);
 
   /// Publishes a batch with the unary Publish call; fills `results` with one
-  /// result per message. Returns the call's status.
+  /// result per message. A message larger than the broker's
+  /// limits.max_message_bytes (asked with Info on the first publish) is not
+  /// sent: its result is RESOURCE_EXHAUSTED `message_too_large` "message to
+  /// \"TOPIC\" has N bytes (payload, headers and key); the broker at
+  /// ADDRESS takes at most M (limits.max_message_bytes); nothing was sent";
+  /// the others are. `timeout` bounds both calls. Returns the call's status
+  /// (OK when no message was left to send).
   grpc::Status
   publish(const std::vector<outgoing_message>& messages,
           std::vector<tinybroker::v1::PublishResult>* results = nullptr,
@@ -126,6 +133,9 @@ public:
   }
 
 private:
+  // The broker's limits.max_message_bytes (0: none known), asked once.
+  std::size_t max_message_bytes(std::chrono::system_clock::time_point deadline);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tinybroker::v1::Broker::Stub> stub_;
   // The address and settings, when made from them (for `explain`).
@@ -135,6 +145,9 @@ private:
   std::mutex explain_mutex_;
   std::string explained_;
   std::chrono::steady_clock::time_point explained_at_;
+  // What `max_message_bytes` learnt (nothing: not yet).
+  std::mutex limit_mutex_;
+  std::optional<std::size_t> max_message_bytes_;
 };
 
 } // namespace tb::client
