@@ -52,7 +52,9 @@ public:
   /// Blocks until the client is closed and returns why: OK after `close`;
   /// the status it closed itself with for good otherwise, UNAVAILABLE
   /// "gave up after N failed attempts to reach the broker at ADDRESS" when
-  /// reconnecting failed `reconnect_max_attempts` times, or a status no
+  /// reconnecting failed `reconnect_max_attempts` times, followed by ":
+  /// CAUSE" when the likely cause can be told (a TLS problem, nothing
+  /// listening: `connection::likely_cause`), or a status no
   /// attempt can fix (UNAUTHENTICATED, ...). So a worker that consumes
   /// through callbacks can end with `return client.wait_closed().ok() ? 0 :
   /// 1;` and be restarted by its supervisor. That status also goes to

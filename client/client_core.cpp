@@ -4,6 +4,9 @@
 
 #include "client/detail/client_core.hpp"
 
+#include "client/message_limit.hpp"
+#include "client/tls_diagnosis.hpp"
+
 #include <algorithm>
 #include <iostream>
 
@@ -43,7 +46,8 @@ client_core::client_core(const std::string& address, client_options options)
     : address_(address), options_(std::move(options)),
       channel_(make_channel(address, options_.security, options_.name,
                             reconnect_args(options_))),
-      stub_(pb::Broker::NewStub(channel_)), unary_(channel_),
+      stub_(pb::Broker::NewStub(channel_)),
+      unary_(channel_, address, options_.security),
       callbacks_(options_.max_queued_callbacks) {}
 
 client_core::~client_core() {
@@ -116,10 +120,7 @@ bool client_core::connect(lock& guard) {
   auto attempts = std::max(1, options_.reconnect_max_attempts);
   while (!closing_ && final_status_.ok()) {
     if (failures_ >= attempts) {
-      final_status_ = grpc::Status{
-          grpc::StatusCode::UNAVAILABLE,
-          "gave up after " + std::to_string(failures_) +
-              " failed attempts to reach the broker at " + address_};
+      final_status_ = give_up_status(guard);
       break;
     }
     if (failures_ > 0) {
@@ -148,21 +149,31 @@ bool client_core::connect(lock& guard) {
   return false;
 }
 
+grpc::Status client_core::give_up_status(lock& guard) {
+  auto text = "gave up after " + std::to_string(failures_) +
+              " failed attempts to reach the broker at " + address_;
+  // Issue 26, point 8: name the likely cause (a TLS problem, nothing
+  // listening, ...) as the sync connection does.
+  guard.unlock();
+  auto message = last_connect_error(channel_);
+  auto cause = message.empty() ? std::string{} : unary_.likely_cause(message);
+  guard.lock();
+  return grpc::Status{grpc::StatusCode::UNAVAILABLE,
+                      cause.empty() ? text : text + ": " + cause};
+}
+
 void client_core::learn_limits(lock& guard) {
   if (limits_known_)
     return;
   guard.unlock();
-  pb::InfoReply reply;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() +
-                   std::max(options_.reconnect_max_backoff,
-                            std::chrono::milliseconds{1000}));
-  auto status = stub_->Info(&ctx, pb::InfoRequest{}, &reply);
+  auto limit = ask_max_message_bytes(
+      *stub_, std::chrono::system_clock::now() +
+                  std::max(options_.reconnect_max_backoff,
+                           std::chrono::milliseconds{1000}));
   guard.lock();
-  // UNIMPLEMENTED: a broker before Info; its limits stay unchecked here.
-  if (status.ok() || status.error_code() == grpc::StatusCode::UNIMPLEMENTED) {
+  if (limit) {
     limits_known_ = true;
-    max_message_bytes_ = status.ok() ? reply.max_message_bytes() : 0;
+    max_message_bytes_ = *limit;
   }
 }
 

@@ -4,6 +4,8 @@
 
 #include "client/detail/client_core.hpp"
 
+#include "client/message_limit.hpp"
+
 namespace tb::client::detail {
 
 namespace pb = tinybroker::v1;
@@ -12,11 +14,7 @@ namespace {
 
 // The size the broker counts (payload, headers, key), plus the topic.
 std::size_t message_bytes(const pb::Message& message) {
-  auto bytes =
-      message.topic().size() + message.payload().size() + message.key().size();
-  for (auto& [name, value] : message.headers())
-    bytes += name.size() + value.size();
-  return bytes;
+  return message.topic().size() + counted_message_bytes(message);
 }
 
 // Calls `done` with a failure.
@@ -54,26 +52,19 @@ void client_core::publish(pb::Message message, publish_callback done) {
                                 " messages await sending or a confirm)"});
     return;
   }
-  auto bytes = message_bytes(message);
-  if (auto counted = bytes - message.topic().size();
-      max_message_bytes_ > 0 && counted > max_message_bytes_) {
-    // Issue 26: refused here, not by gRPC's frame limit tearing the stream
-    // down (or the broker, once the frame is read).
-    auto status = grpc::Status{
-        grpc::StatusCode::RESOURCE_EXHAUSTED,
-        "message to \"" + message.topic() + "\" has " +
-            std::to_string(counted) +
-            " bytes (payload, headers and key); the broker at " + address_ +
-            " takes at most " + std::to_string(max_message_bytes_) +
-            " (limits.max_message_bytes); nothing was sent"};
+  // Issue 26: refused here, not by gRPC's frame limit tearing the stream
+  // down (or the broker, once the frame is read).
+  if (auto status = check_message_size(message, max_message_bytes_, address_);
+      !status.ok()) {
     guard.unlock();
     publish_result refused;
     refused.status = std::move(status);
-    refused.reason = "message_too_large";
+    refused.reason = message_too_large_reason;
     if (done)
       done(refused);
     return;
   }
+  auto bytes = message_bytes(message);
   auto wake = unsent_.empty();
   unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});
   unsent_bytes_ += bytes;

@@ -1,6 +1,7 @@
 #include "client/connection.hpp"
 
 #include "client/check.hpp"
+#include "client/message_limit.hpp"
 #include "client/tls_diagnosis.hpp"
 
 #include <grpcpp/support/client_interceptor.h>
@@ -12,7 +13,7 @@ namespace pb = tinybroker::v1;
 namespace {
 
 // The largest gRPC message the client reads or writes.
-constexpr int max_message_bytes = 64 << 20;
+constexpr int max_grpc_message_bytes = 64 << 20;
 
 namespace ix = grpc::experimental;
 
@@ -87,8 +88,8 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
   if (auto status = check_client_name(client_name); !status.ok())
     throw invalid_request(status);
   auto credentials = make_channel_credentials(security);
-  args.SetMaxReceiveMessageSize(max_message_bytes);
-  args.SetMaxSendMessageSize(max_message_bytes);
+  args.SetMaxReceiveMessageSize(max_grpc_message_bytes);
+  args.SetMaxSendMessageSize(max_grpc_message_bytes);
   if (!security.server_name.empty())
     args.SetSslTargetNameOverride(security.server_name);
   call_metadata metadata;
@@ -115,46 +116,92 @@ connection::connection(const std::string& address,
 connection::connection(std::shared_ptr<grpc::Channel> channel)
     : channel_(std::move(channel)), stub_(pb::Broker::NewStub(channel_)) {}
 
+connection::connection(std::shared_ptr<grpc::Channel> channel,
+                       const std::string& address,
+                       const security_options& security)
+    : connection(std::move(channel)) {
+  address_ = address;
+  security_ = security;
+}
+
 grpc::Status connection::publish(const std::vector<outgoing_message>& messages,
                                  std::vector<pb::PublishResult>* results,
                                  std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::system_clock::now() + timeout;
+  auto limit = max_message_bytes(deadline);
+  // Issue 26, point 3: a message over the broker's limit is refused here,
+  // with its own result, before sending; the others are sent.
   pb::PublishRequest request;
-  for (auto& msg : messages)
-    to_proto(msg, *request.add_messages());
+  std::vector<pb::PublishResult> refused(messages.size());
+  std::vector<bool> sent(messages.size(), false);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    auto* msg = request.add_messages();
+    to_proto(messages[i], *msg);
+    if (auto size = check_message_size(*msg, limit, address_); !size.ok()) {
+      auto* error = refused[i].mutable_error();
+      error->set_code(static_cast<int32_t>(size.error_code()));
+      error->set_reason(message_too_large_reason);
+      error->set_message(size.error_message());
+      request.mutable_messages()->RemoveLast();
+      continue;
+    }
+    sent[i] = true;
+  }
   // A string that is not UTF-8 would make the whole request unparsable.
   if (auto status = check_strings(request); !status.ok())
     return status;
   pb::PublishReply reply;
-  grpc::ClientContext ctx;
-  ctx.set_deadline(std::chrono::system_clock::now() + timeout);
-  auto status = stub_->Publish(&ctx, request, &reply);
-  if (results != nullptr)
-    results->assign(reply.results().begin(), reply.results().end());
+  grpc::Status status;
+  if (request.messages_size() > 0) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline);
+    status = stub_->Publish(&ctx, request, &reply);
+  }
+  if (results != nullptr) {
+    results->clear();
+    for (int i = 0, next = 0; status.ok() && i < static_cast<int>(sent.size());
+         ++i)
+      results->push_back(!sent[i]                      ? refused[i]
+                         : next < reply.results_size() ? reply.results(next++)
+                                                       : pb::PublishResult{});
+  }
   return explain(std::move(status));
+}
+
+std::size_t
+connection::max_message_bytes(std::chrono::system_clock::time_point deadline) {
+  std::lock_guard<std::mutex> guard{limit_mutex_};
+  if (!max_message_bytes_)
+    max_message_bytes_ = ask_max_message_bytes(*stub_, deadline);
+  return max_message_bytes_.value_or(0);
 }
 
 grpc::Status connection::explain(grpc::Status status) {
   constexpr std::string_view connect_failed =
       "failed to connect to all addresses";
-  if (address_.empty() || // made from a channel: no address to probe
-      status.error_code() != grpc::StatusCode::UNAVAILABLE ||
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
       status.error_message().find(connect_failed) == std::string::npos)
     return status;
+  auto cause = likely_cause(status.error_message());
+  if (cause.empty())
+    return status;
+  return grpc::Status{status.error_code(),
+                      "cannot connect to the broker at " + address_ + ": " +
+                          cause + " (gRPC: " + status.error_message() + ")"};
+}
+
+std::string connection::likely_cause(std::string_view grpc_message) {
+  if (address_.empty()) // made from a channel: no address to probe
+    return {};
   std::lock_guard<std::mutex> guard{explain_mutex_};
   auto now = std::chrono::steady_clock::now();
   if (explained_at_ == std::chrono::steady_clock::time_point{} ||
       now - explained_at_ > std::chrono::seconds(10)) {
     explained_ =
-        diagnose_connect_failure(address_, security_, status.error_message())
-            .sentence;
+        diagnose_connect_failure(address_, security_, grpc_message).sentence;
     explained_at_ = now;
   }
-  if (explained_.empty())
-    return status;
-  return grpc::Status{status.error_code(),
-                      "cannot connect to the broker at " + address_ + ": " +
-                          explained_ + " (gRPC: " + status.error_message() +
-                          ")"};
+  return explained_;
 }
 
 std::unique_ptr<session>

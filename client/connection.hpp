@@ -15,7 +15,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
@@ -80,8 +82,19 @@ public:
   /// Uses `channel` (from `make_channel`).
   explicit connection(std::shared_ptr<grpc::Channel> channel);
 
+  /// Uses `channel`, made by `make_channel` for `address` with `security`:
+  /// `explain` and `likely_cause` then probe that address.
+  connection(std::shared_ptr<grpc::Channel> channel, const std::string& address,
+             const security_options& security);
+
   /// Publishes a batch with the unary Publish call; fills `results` with one
-  /// result per message. Returns the call's status.
+  /// result per message. A message larger than the broker's
+  /// limits.max_message_bytes (asked with Info on the first publish) is not
+  /// sent: its result is RESOURCE_EXHAUSTED `message_too_large` "message to
+  /// \"TOPIC\" has N bytes (payload, headers and key); the broker at
+  /// ADDRESS takes at most M (limits.max_message_bytes); nothing was sent";
+  /// the others are. `timeout` bounds both calls. Returns the call's status
+  /// (OK when no message was left to send).
   grpc::Status
   publish(const std::vector<outgoing_message>& messages,
           std::vector<tinybroker::v1::PublishResult>* results = nullptr,
@@ -99,6 +112,13 @@ public:
   /// with it.
   grpc::Status explain(grpc::Status status);
 
+  /// Returns the sentence naming the likely cause of a failed connection
+  /// whose gRPC message is `grpc_message` (see `diagnose_connect_failure`),
+  /// or "" when it cannot be told or the connection was made from a bare
+  /// channel; probes the broker's address at most once every 10 s.
+  /// `explain` and the `async_client`'s give-up name the cause with it.
+  std::string likely_cause(std::string_view grpc_message);
+
   /// Returns true once the channel is connected, waiting up to `timeout`.
   bool wait_connected(std::chrono::milliseconds timeout);
 
@@ -113,6 +133,9 @@ public:
   }
 
 private:
+  // The broker's limits.max_message_bytes (0: none known), asked once.
+  std::size_t max_message_bytes(std::chrono::system_clock::time_point deadline);
+
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<tinybroker::v1::Broker::Stub> stub_;
   // The address and settings, when made from them (for `explain`).
@@ -122,6 +145,9 @@ private:
   std::mutex explain_mutex_;
   std::string explained_;
   std::chrono::steady_clock::time_point explained_at_;
+  // What `max_message_bytes` learnt (nothing: not yet).
+  std::mutex limit_mutex_;
+  std::optional<std::size_t> max_message_bytes_;
 };
 
 } // namespace tb::client

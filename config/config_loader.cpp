@@ -46,25 +46,8 @@ namespace tb {
 
 namespace {
 
-// -- numbers with units -------------------------------------------------------
-
 using detail::is_name;
-using detail::max_duration_ms;
-using detail::max_int;
 using detail::reader;
-using detail::size_units;
-using detail::time_units;
-using detail::unit;
-
-// Formats `n` with the largest unit of `units` that divides it; the last
-// unit's factor must be 1.
-template <size_t N>
-std::string format_scaled(uint64_t n, const unit (&units)[N]) {
-  for (const auto& u : units)
-    if (n % u.factor == 0 && (n != 0 || u.factor == 1))
-      return std::to_string(n / u.factor) + std::string(u.name);
-  return std::to_string(n);
-}
 
 // Reads the document `root` into `cfg`, recording problems in `r`.
 void read_document(reader& r, const toml::value& root, broker_config& cfg) {
@@ -331,122 +314,6 @@ load_result load_config_file(const std::string& path,
   } catch (const std::exception& e) {
     return config_error{"cannot open config file " + path + ": " + e.what()};
   }
-}
-
-std::vector<std::string> problem_lines(const config_error& err) {
-  std::vector<std::string> result;
-  bool joining = false; // the last line was `FILE:LINE: TOML syntax error`
-  std::istringstream in{err.text};
-  for (std::string line; std::getline(in, line);) {
-    auto first = line.find_first_not_of(' ');
-    if (first == std::string::npos || line.compare(first, 5, "Hint:") == 0 ||
-        line.compare(first, 3, "-->") == 0)
-      continue;
-    // The quote: ` 2 | x = ` and `   |     ^--- note`.
-    auto bar = line.find(" |");
-    if (line[first] == '|' ||
-        (bar != std::string::npos &&
-         line.find_first_not_of("0123456789 ") == bar + 1)) {
-      auto mark =
-          line.find_first_of("^~", bar == std::string::npos ? first : bar + 2);
-      auto note = mark == std::string::npos
-                      ? std::string::npos
-                      : line.find_first_not_of("^~-", mark);
-      if (note != std::string::npos && !result.empty() &&
-          line.find_first_not_of(' ', note) != std::string::npos) {
-        auto text = line.substr(line.find_first_not_of(' ', note));
-        if (result.back().find(text) == std::string::npos)
-          result.back() += " (" + text + ")";
-      }
-      continue;
-    }
-    constexpr std::string_view tag = "[error] ";
-    if (line.compare(0, tag.size(), tag) == 0)
-      line.erase(0, tag.size());
-    // toml11 names its parser function: `toml::parse_key: ...`.
-    if (line.compare(0, 6, "toml::") == 0)
-      if (auto colon = line.find(": "); colon != std::string::npos)
-        line.erase(0, colon + 2);
-    while (!line.empty() && (line.back() == '.' || line.back() == ' '))
-      line.pop_back();
-    if (joining)
-      result.back() += ": " + line;
-    else
-      result.push_back(line);
-    constexpr std::string_view syntax = ": TOML syntax error";
-    joining =
-        !joining && line.size() >= syntax.size() &&
-        line.compare(line.size() - syntax.size(), syntax.size(), syntax) == 0;
-  }
-  return result;
-}
-
-std::string describe(const broker_config& cfg) {
-  auto ms = [](std::chrono::milliseconds d) {
-    return format_scaled(static_cast<uint64_t>(d.count()), time_units);
-  };
-  std::ostringstream os;
-  os << std::boolalpha;
-  auto group = [&](const std::string& name, const group_settings& g) {
-    os << "\n"
-       << name << ": pattern " << (g.pattern.empty() ? "-" : g.pattern)
-       << ", ack_wait " << ms(g.ack_wait) << ", max_deliveries "
-       << g.max_deliveries << ", max_pending " << g.max_pending_messages << "/"
-       << format_scaled(g.max_pending_bytes, size_units) << ", overflow "
-       << to_string(g.overflow) << ", dead_letter "
-       << (g.dead_letter.empty() ? "$dlq.<group>" : g.dead_letter)
-       << ", policy " << g.policy;
-  };
-  const auto& l = cfg.limits;
-  os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "
-     << cfg.log_level << ", log_format " << cfg.log_format
-     << ", log_summary_interval "
-     << (cfg.log_summary_interval.count() == 0 ? "off"
-                                               : ms(cfg.log_summary_interval))
-     << ", worker_threads " << cfg.worker_threads
-     << (cfg.worker_threads == 0 ? " (one per core)" : "") << ", scheduler "
-     << cfg.scheduler << ", shutdown_grace " << ms(cfg.shutdown_grace)
-     << ", topic_idle_timeout " << ms(cfg.topic_idle_timeout)
-     << ", health_service " << cfg.health_service << ", reflection "
-     << cfg.reflection << "\nmetrics: ";
-  if (cfg.metrics.enabled())
-    os << "listen " << cfg.metrics.listen << ", per_topic "
-       << cfg.metrics.per_topic << ", tls " << cfg.metrics.tls;
-  else
-    os << "off";
-  os << "\ntls: ";
-  if (cfg.tls.enabled())
-    os << "cert " << cfg.tls.cert << ", key " << cfg.tls.key << ", client_ca "
-       << (cfg.tls.mutual() ? cfg.tls.client_ca + " (mutual TLS)"
-                            : std::string{"- (no client certificates)"});
-  else
-    os << "off (plain text)";
-  os << "\nlimits: " << format_scaled(l.max_message_bytes, size_units)
-     << "/message, " << l.max_topic_bytes << " bytes/" << l.max_topic_tokens
-     << " tokens per topic, " << l.max_publish_batch << "/publish, "
-     << l.max_subscribe_batch << "/subscribe batch, " << l.subscription_buffer
-     << "/subscription buffer, " << l.max_frame_messages
-     << "/frame; per session " << l.max_subscriptions_per_session
-     << " subscriptions, " << l.max_in_flight_per_session << " in flight, "
-     << format_scaled(l.max_session_buffered_bytes, size_units)
-     << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
-     << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session
-     << " cached routes per session"
-     << "\ngroups: auto_create " << cfg.auto_create_groups << ", "
-     << cfg.groups.size() << " declared";
-  group("group defaults", cfg.group_defaults);
-  for (const auto& [name, g] : cfg.groups)
-    group("group " + name, g);
-  os << "\nauth: ";
-  if (cfg.auth.enabled) {
-    os << "on, " << cfg.auth.tokens.size() << " tokens";
-    for (size_t i = 0; i < cfg.auth.tokens.size(); ++i)
-      os << (i == 0 ? " (" : ", ") << cfg.auth.tokens[i].name
-         << (i + 1 == cfg.auth.tokens.size() ? ")" : "");
-  } else {
-    os << "off";
-  }
-  return os.str();
 }
 
 } // namespace tb

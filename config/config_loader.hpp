@@ -35,14 +35,6 @@ struct config_error {
   std::string text;
 };
 
-/// Returns the problems of `err` one line each, for a log where every line
-/// is one event: toml11's quote of the line is dropped, its caret note kept
-/// in parentheses unless the message says it already, its hints dropped,
-/// and `FILE:LINE: TOML syntax error` joined with the message after it,
-/// e.g. `tb.toml:2: TOML syntax error: missing value after key-value
-/// separator '=' (expected value, but got nothing)`.
-std::vector<std::string> problem_lines(const config_error& err);
-
 /// Either a loaded `broker_config` or the `config_error` that prevented it.
 ///
 /// A small `expected`-like wrapper around `std::variant`: test it with

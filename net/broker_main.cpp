@@ -17,6 +17,7 @@
 
 #include "actors/policies/policy_registry.hpp"
 #include "config/config_loader.hpp"
+#include "config/problem_lines.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/server.hpp"

@@ -12,25 +12,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "net/openssl_ptr.hpp"
+
 namespace tb {
 
 namespace {
 
 // Owning pointers for the OpenSSL objects used here.
-struct openssl_free {
-  void operator()(BIO* x) const {
-    BIO_free(x);
-  }
-  void operator()(X509* x) const {
-    X509_free(x);
-  }
-  void operator()(EVP_PKEY* x) const {
-    EVP_PKEY_free(x);
-  }
-};
-using bio_ptr = std::unique_ptr<BIO, openssl_free>;
-using x509_ptr = std::unique_ptr<X509, openssl_free>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, openssl_free>;
+using bio_ptr = openssl_ptr<BIO>;
+using x509_ptr = openssl_ptr<X509>;
+using pkey_ptr = openssl_ptr<EVP_PKEY>;
 
 // Reads the file `path` (the `[tls]` key `what`) into `out`; returns "" or
 // the problem.

@@ -11,39 +11,16 @@
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 
+#include "net/openssl_ptr.hpp"
 #include "net/tls_store.hpp"
 
 namespace tb {
 
 namespace tls_detail {
 
-/// Frees the OpenSSL objects of a material.
-struct store_free {
-  void operator()(BIO* x) const {
-    BIO_free(x);
-  }
-  void operator()(X509* x) const {
-    X509_free(x);
-  }
-  void operator()(EVP_PKEY* x) const {
-    EVP_PKEY_free(x);
-  }
-  void operator()(STACK_OF(X509) * x) const {
-    sk_X509_pop_free(x, X509_free);
-  }
-  void operator()(STACK_OF(X509_NAME) * x) const {
-    sk_X509_NAME_pop_free(x, X509_NAME_free);
-  }
-  void operator()(X509_STORE* x) const {
-    X509_STORE_free(x);
-  }
-  void operator()(X509_STORE_CTX* x) const {
-    X509_STORE_CTX_free(x);
-  }
-};
-/// An owning pointer to an OpenSSL object.
+/// An owning pointer to an OpenSSL object of a material.
 template <class T>
-using owned = std::unique_ptr<T, store_free>;
+using owned = openssl_ptr<T>;
 
 /// A passphrase callback that gives none: an encrypted key fails to load
 /// instead of prompting on the terminal.

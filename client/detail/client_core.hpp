@@ -151,6 +151,7 @@ private:
   // client_core.cpp: the I/O thread's loop, connecting and reconnecting.
   void run();
   bool connect(lock& guard);
+  grpc::Status give_up_status(lock& guard);
   void learn_limits(lock& guard);
   void open_stream(lock& guard);
   void on_established(stream_state& stream);

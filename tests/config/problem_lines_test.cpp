@@ -1,7 +1,7 @@
 // Tests of problem_lines: a config error as one log line per problem
 // (issue 26: a failed SIGHUP reload logged toml11's text with literal \n).
 
-#include "config/config_loader.hpp"
+#include "config/problem_lines.hpp"
 
 #include <gtest/gtest.h>
 

@@ -231,5 +231,42 @@ TEST_F(CliTinyBufferTest, SubReportsLostMessagesOnStderrAndGoesOn) {
   EXPECT_NE(got.find("burst.x\nm100\n"), std::string::npos) << got;
 }
 
+// A broker that takes messages of 1 KiB at most.
+class CliSmallLimitTest : public CliTest {
+protected:
+  std::vector<std::string> broker_args() override {
+    return {
+        "--config",
+        write_temp_file("[limits]\nmax_message_bytes = \"1KiB\"\n", ".toml")};
+  }
+};
+
+// Issue 26, point 3: pub reads the broker's limits.max_message_bytes (Info)
+// and refuses a larger message before sending it, with one line naming its
+// size and the limit (exit 1, a refusal); the other messages still go.
+TEST_F(CliSmallLimitTest, PubRefusesAMessageOverTheLimitBeforeSending) {
+  auto path = write_temp_file(std::string(2000, 'x'), ".bin");
+  auto [code, out] = cli({"pub", "big.file", "--file", path});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(out, "tinybroker-cli: message to big.file refused: "
+                 "RESOURCE_EXHAUSTED (message_too_large): message to "
+                 "\"big.file\" has 2000 bytes (payload, headers and key); "
+                 "the broker at " +
+                     broker_->address() +
+                     " takes at most 1024 (limits.max_message_bytes); "
+                     "nothing was sent\n");
+  std::string input = "small\n" + std::string(1500, 'y') + "\nlast\n";
+  std::tie(code, out) = cli({"pub", "big.lines"}, &input);
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_EQ(published_ids(out).size(), 2u) << out;
+  EXPECT_EQ(occurrences(out, "1500 bytes"), 1u) << out;
+  // Nothing over the limit reached the broker: it refused nothing.
+  std::tie(code, out) = cli({"--json", "stats"});
+  ASSERT_EQ(code, 0) << out;
+  auto broker = parse_json(out).fields().at("broker").struct_value().fields();
+  EXPECT_EQ(broker["refused"].number_value(), 0) << out;
+  EXPECT_EQ(broker["published"].number_value(), 2) << out;
+}
+
 } // namespace
 } // namespace tb::test

@@ -6,10 +6,12 @@
 
 #include <algorithm>
 #include <csignal>
+#include <mutex>
 #include <regex>
 #include <string>
 #include <vector>
 
+#include "client/async_client.hpp"
 #include "client/connection.hpp"
 #include "client/tls_diagnosis.hpp"
 #include "e2e_fixture.hpp"
@@ -89,6 +91,43 @@ grpc::Status library_publish(const std::string& server,
                       std::chrono::seconds(5));
 }
 
+// Returns the final status of an async_client to `server` with `security`
+// that gives up after its first failed attempt (wait_closed), and checks
+// that on_error got the same once.
+grpc::Status async_give_up(const std::string& server,
+                           const client::security_options& security) {
+  client::client_options options;
+  options.security = security;
+  options.reconnect_max_attempts = 1;
+  options.reconnect_max_backoff = std::chrono::milliseconds(500);
+  std::mutex mutex;
+  std::vector<grpc::Status> errors;
+  options.on_error = [&](const grpc::Status& status) {
+    std::lock_guard<std::mutex> guard{mutex};
+    errors.push_back(status);
+  };
+  client::async_client client{server, options};
+  auto status = client.wait_closed(std::chrono::seconds(30));
+  std::lock_guard<std::mutex> guard{mutex};
+  EXPECT_EQ(errors.size(), 1u);
+  if (!errors.empty()) {
+    EXPECT_EQ(errors[0].error_message(), status.error_message());
+  }
+  return status;
+}
+
+// Expects the async_client's final `status` to be its give-up naming
+// `cause`.
+void expect_give_up_names(const grpc::Status& status,
+                          const std::string& cause) {
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+  EXPECT_NE(status.error_message().find("gave up after 1 failed attempts"),
+            std::string::npos)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find(cause), std::string::npos)
+      << status.error_message();
+}
+
 // Returns security settings with test files `ca`, `client` (`client.crt`
 // and `client.key` for "client"; none if empty).
 client::security_options tls_files(const std::string& ca,
@@ -135,6 +174,19 @@ TEST_F(TlsErrorsTest, AWrongCaIsNamed) {
   auto status = library_publish(server_, tls_files("other-ca.crt"));
   EXPECT_NE(status.error_message().find("is not trusted"), std::string::npos)
       << status.error_message();
+}
+
+// Issue 26, point 8 for the async_client: its give-up names the cause.
+TEST_F(TlsErrorsTest, TheAsyncClientsGiveUpNamesAWrongCa) {
+  expect_give_up_names(async_give_up(server_, tls_files("other-ca.crt")),
+                       "the broker's certificate is not trusted: it is not "
+                       "signed by the CA in \"" +
+                           cert("other-ca.crt") + "\"");
+}
+
+TEST_F(TlsErrorsTest, TheAsyncClientsGiveUpNamesAPlaintextClient) {
+  expect_give_up_names(async_give_up(server_, {}),
+                       "the broker speaks TLS there");
 }
 
 TEST_F(TlsErrorsTest, ANameMismatchIsNamed) {
@@ -226,6 +278,18 @@ TEST_F(MutualTlsErrorsTest, AMissingClientCertificateIsNamed) {
   EXPECT_NE(status.error_message().find("requires a client certificate"),
             std::string::npos)
       << status.error_message();
+}
+
+TEST_F(MutualTlsErrorsTest, TheAsyncClientsGiveUpNamesAMissingCertificate) {
+  expect_give_up_names(async_give_up(server_, tls_files("ca.crt")),
+                       "the broker requires a client certificate");
+}
+
+TEST_F(MutualTlsErrorsTest, TheAsyncClientsGiveUpNamesAForeignCertificate) {
+  expect_give_up_names(
+      async_give_up(server_, tls_files("ca.crt", "other-client")),
+      "the broker refused the client certificate \"" +
+          cert("other-client.crt") + "\": it is issued by");
 }
 
 TEST_F(MutualTlsErrorsTest, AnExpiredClientCertificateIsNamed) {
