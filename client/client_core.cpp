@@ -151,7 +151,8 @@ bool client_core::connect(lock& guard) {
 
 grpc::Status client_core::give_up_status(lock& guard) {
   auto text = "gave up after " + std::to_string(failures_) +
-              " failed attempts to reach the broker at " + address_;
+              (failures_ == 1 ? " failed attempt" : " failed attempts") +
+              " to reach the broker at " + address_;
   // Issue 26, point 8: name the likely cause (a TLS problem, nothing
   // listening, ...) as the sync connection does.
   guard.unlock();

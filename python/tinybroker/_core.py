@@ -176,7 +176,8 @@ class Core(Subscribing):
                     self.server, self._settings.tls_files, code, details), code)
             elif self._failures >= self._max_attempts:
                 error = ConnectionLostError(
-                    f"gave up after {self._failures} failed attempts to reach "
+                    f"gave up after {self._failures} failed attempt"
+                    f"{'' if self._failures == 1 else 's'} to reach "
                     f"the broker at {self.server}: {details}",
                     grpc.StatusCode.UNAVAILABLE)
             if error is None:

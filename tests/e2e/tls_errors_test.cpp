@@ -121,7 +121,7 @@ grpc::Status async_give_up(const std::string& server,
 void expect_give_up_names(const grpc::Status& status,
                           const std::string& cause) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-  EXPECT_NE(status.error_message().find("gave up after 1 failed attempts"),
+  EXPECT_NE(status.error_message().find("gave up after 1 failed attempt "),
             std::string::npos)
       << status.error_message();
   EXPECT_NE(status.error_message().find(cause), std::string::npos)
