@@ -28,8 +28,6 @@ from .subscription import subscribe_error
 
 log = logging.getLogger("tinybroker")
 
-MAX_ANSWER_BATCH = 512  # delivery ids merged into one answer frame at most
-
 
 def final_error(code: grpc.StatusCode, details: str) -> TinybrokerError:
     """The error a stream ended with for good (no reconnect)."""

@@ -21,13 +21,12 @@ import grpc
 
 from ._admin import AsyncAdmin
 from ._check import named
-from ._core import MAX_ANSWER_BATCH, Core
+from ._core import Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._settings import Settings, make_aio_channel, resolve
 from ._types import (END, Delivery, Message, MessageLike, PublishResult,
-                     answer_key, check_results, merge_answers,
-                     to_proto_messages)
+                     check_results, merge_queued_answers, to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
                            DroppedCallback, check_patterns,
@@ -40,19 +39,9 @@ async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
     held: Any = None
     while True:
         frame = held if held is not None else await out.get()
-        held = None
         if frame is END:
             return
-        key = answer_key(frame)
-        count = 1
-        while key is not None and count < MAX_ANSWER_BATCH and not out.empty():
-            more = out.get_nowait()
-            if more is not END and answer_key(more) == key:
-                merge_answers(frame, more)
-                count += 1
-            else:
-                held = more
-                break
+        held = merge_queued_answers(frame, out)
         yield frame
 
 

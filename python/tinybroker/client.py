@@ -15,14 +15,13 @@ import grpc
 
 from ._admin import Admin
 from ._check import named
-from ._core import END, MAX_ANSWER_BATCH, Core
+from ._core import Core
 from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._settings import Settings, make_channel, resolve
-from ._types import (Delivery, Message, MessageLike, PublishResult,
-                     answer_key, check_results, merge_answers,
-                     to_proto_messages)
+from ._types import (END, Delivery, Message, MessageLike, PublishResult,
+                     check_results, merge_queued_answers, to_proto_messages)
 from .errors import AuthError, ConnectError
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
                            check_patterns, check_subscribe,
@@ -36,22 +35,9 @@ def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
     held: Any = None
     while True:
         frame = held if held is not None else out.get()
-        held = None
         if frame is END:
             return
-        key = answer_key(frame)
-        count = 1
-        while key is not None and count < MAX_ANSWER_BATCH:
-            try:
-                more = out.get_nowait()
-            except queue.Empty:
-                break
-            if more is not END and answer_key(more) == key:
-                merge_answers(frame, more)
-                count += 1
-            else:
-                held = more
-                break
+        held = merge_queued_answers(frame, out)
         yield frame
 
 
