@@ -6,7 +6,9 @@ stream ends, and decides whether to reconnect (as the C++ async_client
 does: backoff from 0.1 s doubling to 2 s, 20 failed attempts in a row at
 most, no retry after INVALID_ARGUMENT, UNAUTHENTICATED, PERMISSION_DENIED or
 UNIMPLEMENTED). The subclasses bring the threads or tasks, a lock (or none)
-and the futures."""
+and the futures. Its parts: the subscriptions (_subscribing.py), the queue
+of publishes (_publishing.py), and the reconnect decision and closing
+(_closing.py)."""
 
 import contextlib
 import logging
@@ -14,43 +16,21 @@ from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
 
 import grpc
 
-from ._limits import LimitCache, check_sizes, frames
+from ._closing import Closing
+from ._limits import LimitCache
 from ._proto import tinybroker_pb2 as pb
-from ._settings import Settings, is_permanent
-from ._tls_diagnosis import connect_message
-from ._types import END, Delivery, PublishResult, answer_frame
-from .errors import (AuthError, ClientClosedError, ConnectError,
-                     ConnectionLostError, PublishQueueFullError,
-                     SubscriptionEndedError, TinybrokerError,
-                     code_from_number)
+from ._publishing import PublishQueue, fail, resolve
+from ._settings import Settings
 from ._subscribing import Subscribing
+from ._types import END, Delivery, PublishResult, answer_frame
+from .errors import (ConnectionLostError, SubscriptionEndedError,
+                     TinybrokerError, code_from_number)
 from .subscription import subscribe_error
 
 log = logging.getLogger("tinybroker")
 
-MAX_ANSWER_BATCH = 512  # delivery ids merged into one answer frame at most
 
-
-def final_error(code: grpc.StatusCode, details: str) -> TinybrokerError:
-    """The error a stream ended with for good (no reconnect)."""
-    text = f"the broker ended the stream: {code.name}: {details}"
-    if code in (grpc.StatusCode.UNAUTHENTICATED,
-                grpc.StatusCode.PERMISSION_DENIED):
-        return AuthError(text, code)
-    return TinybrokerError(text, code)
-
-
-def _fail(future: Any, error: BaseException) -> None:
-    if not future.done():
-        future.set_exception(error)
-
-
-def _resolve(future: Any, results: List[PublishResult]) -> None:
-    if not future.done():
-        future.set_result(results)
-
-
-class Core(Subscribing):
+class Core(Subscribing, Closing, PublishQueue):
     """The shared state machine; see the module's comment."""
 
     def __init__(self, settings: Settings, reconnect_initial_backoff: float,
@@ -93,6 +73,7 @@ class Core(Subscribing):
         self._limit_cache = LimitCache()
 
     # -- what the subclasses provide -----------------------------------------
+    # (and _room_freed, _closing_requested: see PublishQueue, Closing)
 
     def _guard(self) -> ContextManager[Any]:
         """The lock around the shared state (none on asyncio)."""
@@ -103,9 +84,6 @@ class Core(Subscribing):
 
     def _new_future(self) -> Any:
         raise NotImplementedError
-
-    def _room_freed(self) -> None:
-        """Wakes the publishes waiting for room (under the guard)."""
 
     # -- streams -------------------------------------------------------------
 
@@ -157,55 +135,7 @@ class Core(Subscribing):
             f"({code.name}: {details}); the message may or may not be routed",
             grpc.StatusCode.UNAVAILABLE)
         for future in pending.values():
-            _fail(future, error)
-
-    def _next_attempt(self, got_frame: bool, code: grpc.StatusCode,
-                      details: str, closing: bool) -> Optional[float]:
-        """After a stream ended: the backoff before the next attempt, or None
-        to stop (closing, a permanent status, or given up: then shut down
-        and reported, see _closed_for_good)."""
-        with self._guard():
-            self._failures = 0 if got_frame else self._failures + 1
-            if closing:
-                return None
-            error: Optional[TinybrokerError] = None
-            if is_permanent(code):
-                error = final_error(code, details)
-            elif self._connections == 1 and not got_frame:
-                error = ConnectError(connect_message(
-                    self.server, self._settings.tls_files, code, details), code)
-            elif self._failures >= self._max_attempts:
-                error = ConnectionLostError(
-                    f"gave up after {self._failures} failed attempt"
-                    f"{'' if self._failures == 1 else 's'} to reach "
-                    f"the broker at {self.server}: {details}",
-                    grpc.StatusCode.UNAVAILABLE)
-            if error is None:
-                return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
-                           self._backoff[1])
-            first = self._connections == 1 and not got_frame
-            report = not (first and self._raises_first)
-            # wait_closed returns only once the report is made.
-            self._reporting = report
-            self._shut_down(error)
-        if report:
-            self._closed_for_good(error)
-            with self._guard():
-                self._reporting = False
-                self._set_state("closed")  # wakes wait_closed
-        return None
-
-    def _closed_for_good(self, error: TinybrokerError) -> None:
-        """The client closed itself with `error` (gave up reconnecting, or
-        a status no attempt can fix): a WARNING names it (the address and
-        the attempts), and on_error gets it once, so that a consumer that
-        only has callbacks does not stop silently. wait_closed raises it."""
-        log.warning("tinybroker: the client closed for good: %s", error)
-        if self._on_error is not None:
-            try:
-                self._on_error(error)
-            except Exception:  # the handler's own error
-                log.exception("tinybroker: on_error raised")
+            fail(future, error)
 
     # -- frames from the broker ----------------------------------------------
 
@@ -228,8 +158,8 @@ class Core(Subscribing):
                 future = self._pending.pop(frame.publish_confirm.request_id,
                                            None)
             if future is not None:
-                _resolve(future, [PublishResult.from_proto(r)
-                                  for r in frame.publish_confirm.results])
+                resolve(future, [PublishResult.from_proto(r)
+                                 for r in frame.publish_confirm.results])
         elif kind == "subscribed":
             sub = self._subs.get(frame.subscribed.subscription_id)
             if sub is not None:
@@ -271,9 +201,9 @@ class Core(Subscribing):
             sub = (self._subs.pop(error.subscription_id, None)
                    if error.request == "subscribe" else None)
         if future is not None:  # the whole publish was refused
-            _resolve(future, [PublishResult(0, code, error.error.reason,
-                                            error.error.message)]
-                     * future.count)
+            resolve(future, [PublishResult(0, code, error.error.reason,
+                                           error.error.message)]
+                    * future.count)
         elif sub is not None:
             sub._end(subscribe_error(sub, error.error, code))
         else:
@@ -300,108 +230,7 @@ class Core(Subscribing):
                 pass
         log.error("tinybroker: %s", error)
 
-    # -- requests ------------------------------------------------------------
-
-    def _has_room(self, count: int) -> bool:
-        """Whether a publish of `count` messages may be queued now: at most
-        max_pending_publishes messages are queued or await their confirm (a
-        larger batch goes alone, into an empty queue). True once closed, so
-        that the waiter sees the close."""
-        return (self._state == "closed" or self._closing_requested()
-                or self._pending_publishes == 0
-                or self._pending_publishes + count
-                <= self._max_pending_publishes)
-
-    def _release(self, count: int) -> None:
-        """A publish of `count` messages ended (confirmed or failed)."""
-        with self._guard():
-            self._pending_publishes -= count
-            self._room_freed()
-
-    def _queue_publish(self, protos: List["pb.Message"]) -> List[Any]:
-        """Queues publish frames (see _limits.frames) and returns their
-        futures; held until the stream is established. Raises
-        MessageTooLargeError for a message over the broker's
-        max_message_bytes, and PublishQueueFullError when there is no room
-        (see _has_room; the caller waited for it up to publish_block);
-        nothing is queued then."""
-        futures = []
-        limits = self._limit_cache.known()
-        check_sizes(protos, limits, self.server)
-        with self._guard():
-            self._check_open()
-            if not self._has_room(len(protos)):
-                raise PublishQueueFullError(
-                    f"the client's publish queue is full "
-                    f"({self._pending_publishes} messages await sending or a "
-                    f"confirm; max_pending_publishes="
-                    f"{self._max_pending_publishes})",
-                    grpc.StatusCode.RESOURCE_EXHAUSTED)
-            for chunk in frames(protos, limits):
-                request_id = self._next_request_id()
-                frame = pb.ClientFrame(request_id=request_id, publish=pb.Publish(
-                    messages=chunk, confirm=True))
-                future = self._new_future()
-                future.count = len(chunk)
-                self._pending_publishes += len(chunk)
-                future.add_done_callback(
-                    lambda _, count=len(chunk): self._release(count))
-                futures.append(future)
-                if self._state == "connected" and self._out is not None:
-                    self._pending[request_id] = future
-                    self._out.put_nowait(frame)
-                else:
-                    self._unsent.append((request_id, frame, future))
-        return futures
-
-    # -- closing -------------------------------------------------------------
-
-    def _check_open(self) -> None:
-        if self._state == "closed" or self._closing_requested():
-            if self._final is not None and not isinstance(
-                    self._final, ClientClosedError):
-                raise self._final
-            raise ClientClosedError("the client is closed",
-                                    grpc.StatusCode.FAILED_PRECONDITION)
-
-    def _closing_requested(self) -> bool:
-        raise NotImplementedError
-
-    def _shut_down(self, error: Optional[TinybrokerError]) -> None:
-        """Closes for good: fails what waits to be sent, ends every
-        subscription (cleanly when `error` is None)."""
-        with self._guard():
-            self._final = error or ClientClosedError(
-                "the client is closed", grpc.StatusCode.FAILED_PRECONDITION)
-            unsent, self._unsent = self._unsent, []
-            subs, self._subs = list(self._subs.values()), {}
-            self._set_state("closed")
-        for _, _, future in unsent:
-            _fail(future, error or ClientClosedError(
-                "the client closed before the message was sent",
-                grpc.StatusCode.CANCELLED))
-        for sub in subs:
-            if error is None or isinstance(error, (AuthError, ConnectError)):
-                sub._end(error)  # as raised by connect()
-            else:
-                sub._end(SubscriptionEndedError(str(error), error.code,
-                                                error.reason))
-
     # -- state ---------------------------------------------------------------
-
-    def _closed_error(self) -> Optional[TinybrokerError]:
-        """For wait_closed, once closed: the error it closed with for good,
-        or None after close()."""
-        if isinstance(self._final, ClientClosedError):
-            return None
-        return self._final
-
-    @property
-    def final_error(self) -> Optional[TinybrokerError]:
-        """Once the client closed itself for good (gave up reconnecting:
-        ConnectionLostError; the token refused: AuthError; ...): that error.
-        None while it runs and after close()."""
-        return self._closed_error() if self._state == "closed" else None
 
     @property
     def state(self) -> str:

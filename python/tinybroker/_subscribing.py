@@ -3,7 +3,7 @@ registering subscriptions, the frames that make them (SubscribeBatch frames
 for several), the batches awaiting their answer, and unsubscribing."""
 
 import logging
-from typing import Any, Callable, Dict, List
+from typing import Any, Callable, ContextManager, Dict, List
 
 from ._proto import tinybroker_pb2 as pb
 
@@ -26,6 +26,9 @@ class Subscribing:
     _batches: Dict[int, List[int]]
     _next_sub: int
     _out: Any
+    _guard: Callable[[], ContextManager[Any]]
+    _check_open: Callable[[], None]
+    _next_request_id: Callable[[], int]
 
     def _add_subscription(self, make: Callable[[int], Any]) -> Any:
         """Registers the subscription `make(id)` and sends its subscribe."""

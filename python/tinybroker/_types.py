@@ -1,6 +1,8 @@
 """Messages, publish results and deliveries, shared by the threaded client
 (tinybroker.client) and the asyncio client (tinybroker.aio)."""
 
+import asyncio
+import queue
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
                     Tuple, Union)
@@ -14,6 +16,9 @@ from .errors import PublishError, code_from_number
 #: Ends a queue: a stream's frame queue (half-close) or a subscription's
 #: delivery queue (ended).
 END = object()
+
+#: Delivery ids merged into one answer frame at most.
+MAX_ANSWER_BATCH = 512
 
 __all__ = ["Message", "PublishResult", "Delivery", "MessageLike"]
 
@@ -248,3 +253,25 @@ def merge_answers(first: "pb.ClientFrame", more: "pb.ClientFrame") -> None:
     """Appends `more`'s delivery ids to `first` (same answer_key)."""
     kind = first.WhichOneof("kind")
     getattr(first, kind).delivery_ids.extend(getattr(more, kind).delivery_ids)
+
+
+def merge_queued_answers(frame: "pb.ClientFrame", out: Any) -> Any:
+    """Merges into `frame`, if it is an answer, the answers of its kind
+    queued right behind it in `out` (a stream's queue.Queue or asyncio.Queue
+    of frames; MAX_ANSWER_BATCH at most), so that a run of answers made
+    while the stream was busy goes as one frame. Returns the item taken
+    from `out` that is not one of them (END included), to be sent next, or
+    None."""
+    key = answer_key(frame)
+    count = 1
+    while key is not None and count < MAX_ANSWER_BATCH:
+        try:
+            more = out.get_nowait()
+        except (queue.Empty, asyncio.QueueEmpty):
+            return None
+        if more is not END and answer_key(more) == key:
+            merge_answers(frame, more)
+            count += 1
+        else:
+            return more
+    return None

@@ -14,24 +14,28 @@ they stay plain methods; call them on the client's event loop.
 
 import asyncio
 import inspect
-from typing import (Any, AsyncIterator, Awaitable, Callable, Dict, Generator,
-                    Iterable, List, Optional, Sequence, Tuple)
+from typing import (Any, AsyncIterator, Awaitable, Callable, Generator, List,
+                    Optional, Sequence, Tuple)
 
 import grpc
 
 from ._admin import AsyncAdmin
 from ._check import named
-from ._core import MAX_ANSWER_BATCH, Core
+from ._core import Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
+from ._publishing import AsyncPublishing
 from ._settings import Settings, make_aio_channel, resolve
-from ._types import (END, Delivery, Message, MessageLike, PublishResult,
-                     answer_key, check_results, merge_answers,
-                     to_proto_messages)
-from .errors import AuthError, ConnectError
+from ._types import END, merge_queued_answers
 from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
                            DroppedCallback, check_patterns,
                            check_subscribe, fanout_maker)
+
+# Re-exported (`as`): names importable from here before the publish
+# methods moved to _publishing.py, so that such imports go on working.
+from ._types import Delivery as Delivery, Message as Message
+from ._types import MessageLike as MessageLike, PublishResult as PublishResult
+from .errors import AuthError as AuthError, ConnectError as ConnectError
 
 __all__ = ["connect", "AsyncClient", "AsyncSubscription"]
 
@@ -40,23 +44,13 @@ async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
     held: Any = None
     while True:
         frame = held if held is not None else await out.get()
-        held = None
         if frame is END:
             return
-        key = answer_key(frame)
-        count = 1
-        while key is not None and count < MAX_ANSWER_BATCH and not out.empty():
-            more = out.get_nowait()
-            if more is not END and answer_key(more) == key:
-                merge_answers(frame, more)
-                count += 1
-            else:
-                held = more
-                break
+        held = merge_queued_answers(frame, out)
         yield frame
 
 
-class AsyncClient(Core, AsyncAdmin):
+class AsyncClient(Core, AsyncPublishing, AsyncAdmin):
     """The asyncio counterpart of tinybroker.Client (make one with
     `tinybroker.aio.connect`). Use it from one event loop."""
 
@@ -121,11 +115,7 @@ class AsyncClient(Core, AsyncAdmin):
             return
         error = self._final
         await self.close()
-        if isinstance(error, (AuthError, ConnectError)):
-            raise error
-        raise ConnectError(f"cannot reach the broker at {self.server}: no "
-                           f"answer within {timeout} s",
-                           grpc.StatusCode.UNAVAILABLE)
+        raise self._first_failure(error, timeout)
 
     async def _run(self) -> None:
         while True:
@@ -211,71 +201,7 @@ class AsyncClient(Core, AsyncAdmin):
         except grpc.RpcError as err:
             self._limit_cache.failed(err)
 
-    # -- publishing ----------------------------------------------------------
-
-    def publish_nowait(self, messages: Iterable[MessageLike]
-                       ) -> "asyncio.Future[List[PublishResult]]":
-        """Queues `messages` as one batch; the future gives every result.
-        Raises PublishQueueFullError at once when max_pending_publishes
-        messages are queued or await their confirm (the coroutines wait up
-        to publish_block for room)."""
-        protos = to_proto_messages(messages)
-        self._check_open()
-        self._start()
-        return self._joined(self._queue_publish(protos))
-
-    async def _publish_when_room(self, messages: Iterable[MessageLike]
-                                 ) -> "asyncio.Future[List[PublishResult]]":
-        """publish_nowait after waiting up to publish_block for room (and
-        for the broker's limits, if not known yet)."""
-        protos = to_proto_messages(messages)
-        self._check_open()
-        self._start()
-        await self._learn_limits()
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._publish_block
-        while not self._has_room(len(protos)) and loop.time() < deadline:
-            try:
-                await asyncio.wait_for(self._room.wait(),
-                                       deadline - loop.time())
-            except asyncio.TimeoutError:
-                break
-        return self._joined(self._queue_publish(protos))
-
-    @staticmethod
-    def _joined(futures: "List[asyncio.Future[List[PublishResult]]]"
-                ) -> "asyncio.Future[List[PublishResult]]":
-        if len(futures) == 1:
-            return futures[0]
-
-        async def joined() -> List[PublishResult]:
-            return [r for f in futures for r in await f]
-        return asyncio.ensure_future(joined())
-
-    async def publish_results(self, messages: Iterable[MessageLike],
-                              timeout: Optional[float] = 10.0
-                              ) -> List[PublishResult]:
-        """Every message's result, refused ones included (see
-        Client.publish_results)."""
-        future = await self._publish_when_room(messages)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout)
-        except asyncio.TimeoutError:
-            raise TimeoutError(f"no confirm from {self.server} within "
-                               f"{timeout} s") from None
-
-    async def publish_many(self, messages: Iterable[MessageLike],
-                           timeout: Optional[float] = 10.0) -> List[int]:
-        """The ids; raises PublishError if the broker refused any."""
-        return check_results(await self.publish_results(messages, timeout))
-
-    async def publish(self, topic: str, payload: "bytes | str" = b"", *,
-                      headers: Optional[Dict[str, str]] = None, key: str = "",
-                      timeout: Optional[float] = 10.0) -> int:
-        """Publishes one message; its id, or PublishError."""
-        ids = await self.publish_many(
-            [Message(topic, payload, headers or {}, key)], timeout)
-        return ids[0]
+    # -- publishing: _publishing.AsyncPublishing -----------------------------
 
     # -- subscribing ---------------------------------------------------------
 

@@ -8,25 +8,29 @@ import queue
 import threading
 import time
 from concurrent.futures import Future
-from typing import (Any, Callable, ContextManager, Dict, Iterable, List,
-                    Optional, Sequence, Tuple)
+from typing import (Any, Callable, ContextManager, Iterable, List, Optional,
+                    Sequence, Tuple)
 
 import grpc
 
 from ._admin import Admin
 from ._check import named
-from ._core import END, MAX_ANSWER_BATCH, Core
+from ._core import Core
 from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
+from ._publishing import Publishing
 from ._settings import Settings, make_channel, resolve
-from ._types import (Delivery, Message, MessageLike, PublishResult,
-                     answer_key, check_results, merge_answers,
-                     to_proto_messages)
-from .errors import AuthError, ConnectError
+from ._types import END, Delivery, merge_queued_answers
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
                            check_patterns, check_subscribe,
                            fanout_maker)
+
+# Re-exported (`as`): names importable from here before the publish
+# methods moved to _publishing.py, so that such imports go on working.
+from ._types import Message as Message, MessageLike as MessageLike
+from ._types import PublishResult as PublishResult
+from .errors import AuthError as AuthError, ConnectError as ConnectError
 
 
 def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
@@ -36,26 +40,13 @@ def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
     held: Any = None
     while True:
         frame = held if held is not None else out.get()
-        held = None
         if frame is END:
             return
-        key = answer_key(frame)
-        count = 1
-        while key is not None and count < MAX_ANSWER_BATCH:
-            try:
-                more = out.get_nowait()
-            except queue.Empty:
-                break
-            if more is not END and answer_key(more) == key:
-                merge_answers(frame, more)
-                count += 1
-            else:
-                held = more
-                break
+        held = merge_queued_answers(frame, out)
         yield frame
 
 
-class Client(Core, Admin):
+class Client(Core, Publishing, Admin):
     """A connection to a broker (make one with `tinybroker.connect`). Thread
     safe. Publishes wait for their confirm; subscriptions deliver to an
     iterator or a callback; the stream is reopened after a loss and every
@@ -129,11 +120,7 @@ class Client(Core, Admin):
             self._learn_limits()
             return
         self.close()
-        if isinstance(error, (AuthError, ConnectError)):
-            raise error
-        raise ConnectError(f"cannot reach the broker at {self.server}: no "
-                           f"answer within {timeout} s",
-                           grpc.StatusCode.UNAVAILABLE)
+        raise self._first_failure(error, timeout)
 
     def _run(self) -> None:
         while True:
@@ -226,55 +213,7 @@ class Client(Core, Admin):
         except grpc.RpcError as err:
             self._limit_cache.failed(err)
 
-    # -- publishing ----------------------------------------------------------
-
-    def publish_nowait(self, messages: Iterable[MessageLike]
-                       ) -> "Future[List[PublishResult]]":
-        """Sends `messages` as one publish frame (several past 4096) and
-        returns; the future gives every message's result, or raises
-        ConnectionLostError / ClientClosedError. Publishes made while the
-        client reconnects are sent, in order, once it is back. When
-        max_pending_publishes messages are queued or await their confirm, it
-        waits up to publish_block seconds for room, then raises
-        PublishQueueFullError. Raises MessageTooLargeError (nothing sent)
-        for a message over the broker's limits.max_message_bytes, TypeError
-        and InvalidRequestError for what is not a message."""
-        protos = to_proto_messages(messages)
-        self._start()
-        self._learn_limits()
-        with self._lock:
-            self._lock.wait_for(lambda: self._has_room(len(protos)),
-                                self._publish_block)
-            futures = self._queue_publish(protos)
-        return futures[0] if len(futures) == 1 else _join_futures(futures)
-
-    def publish_results(self, messages: Iterable[MessageLike],
-                        timeout: Optional[float] = 10.0) -> List[PublishResult]:
-        """Publishes `messages` in one batch and returns every message's
-        result, refused ones included (never raises for those). Raises
-        ConnectionLostError, ClientClosedError, or TimeoutError when no
-        confirm came within `timeout` seconds."""
-        future = self.publish_nowait(messages)
-        try:
-            return future.result(timeout)
-        except TimeoutError:
-            raise TimeoutError(f"no confirm from {self.server} within "
-                               f"{timeout} s") from None
-
-    def publish_many(self, messages: Iterable[MessageLike],
-                     timeout: Optional[float] = 10.0) -> List[int]:
-        """Publishes `messages` in one batch; returns their ids. Raises
-        PublishError (with every message's result) if the broker refused
-        any; the others were routed."""
-        return check_results(self.publish_results(messages, timeout))
-
-    def publish(self, topic: str, payload: "bytes | str" = b"", *,
-                headers: Optional[Dict[str, str]] = None, key: str = "",
-                timeout: Optional[float] = 10.0) -> int:
-        """Publishes one message and returns its id once confirmed. Raises
-        PublishError when the broker refused it."""
-        return self.publish_many([Message(topic, payload, headers or {}, key)],
-                                 timeout)[0]
+    # -- publishing: _publishing.Publishing ----------------------------------
 
     # -- subscribing ---------------------------------------------------------
 
@@ -402,28 +341,6 @@ class Client(Core, Admin):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _join_futures(futures: List[Future]) -> Future:
-    """One future for the concatenated results of `futures`."""
-    joined: Future = Future()
-    lock = threading.Lock()
-    remaining = [len(futures)]
-
-    def done(_: Future) -> None:
-        with lock:
-            remaining[0] -= 1
-            if remaining[0]:
-                return
-        errors = [f.exception() for f in futures if f.exception() is not None]
-        if errors:
-            joined.set_exception(errors[0])
-        else:
-            joined.set_result([r for f in futures for r in f.result()])
-
-    for f in futures:
-        f.add_done_callback(done)
-    return joined
 
 
 def connect(server: Optional[str] = None, *, token: Optional[str] = None,
