@@ -29,7 +29,7 @@ uint64_t pick_member(group_pointer self, const group_ledger::held& held,
     auto* member = key == 0 ? nullptr : st.members.find(key);
     return member != nullptr && member->has_credit() ? key : 0;
   };
-  if (held.first_try == 0)
+  if (!held.tries)
     return pick();
   auto set_excluded = [&](bool value) {
     held.for_each_try([&](uint64_t key) {
@@ -79,7 +79,6 @@ void dispatch(group_pointer self) {
     }
     auto& member = st.members.at(key);
     ++held.attempts;
-    held.add_try(key);
     auto id = st.ctx.delivery_ids->reserve(1);
     out[key].items.push_back(
         group_delivery{held.msg, member.subscription_id, id, held.attempts});
@@ -174,6 +173,7 @@ void on_tick(group_pointer self) {
     --member.in_flight;
     expired_by_member[f->member].push_back(id);
     touched.push_back(f->member);
+    f->message.add_try(f->member);
     again.push_back(std::move(f->message));
   }
   for (auto& [key, ids] : expired_by_member)
@@ -205,8 +205,11 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   }
   std::sort(ids.begin(), ids.end());
   std::vector<group_ledger::held> again;
-  for (auto id : ids)
-    again.push_back(std::move(st.ledger.finish(id)->message));
+  for (auto id : ids) {
+    auto f = st.ledger.finish(id);
+    f->message.add_try(f->member);
+    again.push_back(std::move(f->message));
+  }
   requeue_in_order(self, std::move(again));
   for (auto key : gone) {
     st.members.at(key).in_flight = 0;
@@ -340,6 +343,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           auto& st = self->state;
           if (auto* member = st.members.find(f.member))
             ++member->nacks;
+          f.message.add_try(f.member);
           if (delay_ms == 0 || used_up(self, f.message)) {
             requeue(self, std::move(f.message));
             return;

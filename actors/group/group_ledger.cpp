@@ -5,20 +5,15 @@
 namespace tb {
 
 bool group_ledger::held::went_to(uint64_t member) const noexcept {
-  if (member == first_try)
-    return true;
-  return more_tries && std::find(more_tries->begin(), more_tries->end(),
-                                 member) != more_tries->end();
+  return tries &&
+         std::find(tries->begin(), tries->end(), member) != tries->end();
 }
 
 void group_ledger::held::add_try(uint64_t member) {
-  if (first_try == 0) {
-    first_try = member;
-  } else if (!went_to(member)) {
-    if (!more_tries)
-      more_tries = std::make_unique<std::vector<uint64_t>>();
-    more_tries->push_back(member);
-  }
+  if (!tries)
+    tries = std::make_unique<std::vector<uint64_t>>();
+  if (!went_to(member))
+    tries->push_back(member);
 }
 
 void group_ledger::count_in(const held& msg) {

@@ -46,32 +46,29 @@ public:
     message_ref msg;
     /// Deliveries made so far (0 before the first).
     uint32_t attempts = 0;
-    /// The first member it was delivered to (0 before the first delivery).
-    /// Kept inline: most messages go to one member, and a heap block per
-    /// message cost the acked queue ~7% (bench `--scenario queue`).
-    uint64_t first_try = 0;
-    /// The other members it was delivered to, each once, in order; null
-    /// until a second member gets it.
-    std::unique_ptr<std::vector<uint64_t>> more_tries;
+    /// The members it was delivered to and came back from (a timeout, a
+    /// nack, its member's end), each once, in order; null until it first
+    /// comes back. Recorded when it comes back, not when it goes out, so a
+    /// first delivery allocates nothing and a held message stays small
+    /// (bench `--scenario queue`).
+    std::unique_ptr<std::vector<uint64_t>> tries;
 
     /// Returns true if it was delivered to `member` before.
     bool went_to(uint64_t member) const noexcept;
 
-    /// Records a delivery to `member`.
+    /// Records that it came back from `member`.
     void add_try(uint64_t member);
 
     /// Returns how many members it was delivered to.
     size_t tried_count() const noexcept {
-      return first_try == 0 ? 0 : 1 + (more_tries ? more_tries->size() : 0);
+      return tries ? tries->size() : 0;
     }
 
     /// Calls `f(member)` for each member it was delivered to, in order.
     template <class F>
     void for_each_try(F&& f) const {
-      if (first_try != 0)
-        f(first_try);
-      if (more_tries)
-        for (auto member : *more_tries)
+      if (tries)
+        for (auto member : *tries)
           f(member);
     }
   };
