@@ -9,12 +9,14 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <httplib.h>
 #include <openssl/pem.h>
+#include <openssl/ssl.h>
 #include <openssl/x509.h>
 
 #include "auth_fixture.hpp"
@@ -70,6 +72,33 @@ std::string scrape(const std::string& address) {
   scraper.set_read_timeout(10, 0);
   auto res = scraper.Get("/metrics");
   return res && res->status == 200 ? res->body : std::string{};
+}
+
+// Returns the subject of the certificate the HTTPS listener at `address`
+// serves in a new handshake (OpenSSL's one-line form, e.g.
+// "/CN=renewed/O=tinybroker-test"), or "" if the handshake fails.
+std::string https_subject(const std::string& address) {
+  const auto& certs = shared_test_certs();
+  std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx{
+      SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+  SSL_CTX_use_certificate_file(ctx.get(), certs.path("client.crt").c_str(),
+                               SSL_FILETYPE_PEM);
+  SSL_CTX_use_PrivateKey_file(ctx.get(), certs.path("client.key").c_str(),
+                              SSL_FILETYPE_PEM);
+  std::unique_ptr<BIO, decltype(&BIO_free_all)> bio{
+      BIO_new_ssl_connect(ctx.get()), BIO_free_all};
+  BIO_set_conn_hostname(bio.get(), address.c_str());
+  if (BIO_do_connect(bio.get()) <= 0 || BIO_do_handshake(bio.get()) <= 0)
+    return {};
+  SSL* ssl = nullptr;
+  BIO_get_ssl(bio.get(), &ssl);
+  std::unique_ptr<X509, decltype(&X509_free)> peer{
+      SSL_get1_peer_certificate(ssl), X509_free};
+  if (!peer)
+    return {};
+  char line[256];
+  X509_NAME_oneline(X509_get_subject_name(peer.get()), line, sizeof line);
+  return line;
 }
 
 // Returns the address of the HTTPS metrics listener the broker logged.
@@ -156,6 +185,7 @@ TEST_F(TlsReloadTest, SighupServesTheRenewedCertificateAndKeepsOpenStreams) {
             "CN=localhost,O=tinybroker-test");
   auto expiry = "tinybroker_tls_certificate_expiry_timestamp_seconds ";
   ASSERT_FALSE(metrics_.empty()) << broker_->output();
+  EXPECT_NE(https_subject(metrics_).find("CN=localhost"), std::string::npos);
   EXPECT_NE(scrape(metrics_).find(expiry +
                                   std::to_string(not_after_of("server.crt"))),
             std::string::npos);
@@ -169,6 +199,7 @@ TEST_F(TlsReloadTest, SighupServesTheRenewedCertificateAndKeepsOpenStreams) {
   reload("TLS files reloaded");
   EXPECT_EQ(poll_subject("CN=renewed"), "CN=renewed,O=tinybroker-test");
   // The metrics listener serves it from the next handshake on.
+  EXPECT_NE(https_subject(metrics_).find("CN=renewed"), std::string::npos);
   EXPECT_NE(scrape(metrics_).find(
                 expiry + std::to_string(not_after_of("renewed-server.crt"))),
             std::string::npos);
