@@ -78,10 +78,14 @@ protected:
 };
 
 TEST_F(GroupStallTest, StoppedMembersMessagesAllReachTheAckingMember) {
-  create_group("work", 300, 2);
+  // ack_wait 1 s: the acking member answers each frame at once, but on a
+  // loaded CI machine a shorter ack_wait could expire one of its own
+  // deliveries, send it to the stopped member and so, at max_deliveries 2,
+  // to the dead letters.
+  create_group("work", 1000, 2);
   auto stopped = worker("work", 16); // joins, then never reads or answers
   auto acking = worker("work", 64);
-  // Four waves 400 ms apart: the stopped member takes its share of each
+  // Four waves 1.2 s apart: the stopped member takes its share of each
   // until its deliveries timed out three times.
   ids published;
   std::set<uint64_t> got;
@@ -93,7 +97,7 @@ TEST_F(GroupStallTest, StoppedMembersMessagesAllReachTheAckingMember) {
         std::chrono::steady_clock::now() >= next_wave) {
       auto wave = publish_numbered(100);
       published.insert(published.end(), wave.begin(), wave.end());
-      next_wave += 400ms;
+      next_wave += 1200ms;
     }
     auto frame = acking->next(50ms);
     if (!frame || !frame->has_deliveries())
