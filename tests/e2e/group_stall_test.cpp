@@ -7,6 +7,7 @@
 #include <chrono>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "e2e_fixture.hpp"
@@ -111,7 +112,15 @@ TEST_F(GroupStallTest, StoppedMembersMessagesAllReachTheAckingMember) {
   }
   EXPECT_EQ(got, std::set<uint64_t>(published.begin(), published.end()))
       << "the acking member got " << got.size() << " of " << published.size();
+  // The last acks may still be on their way to the group when the loop
+  // ends: wait until Stats counts them.
   auto g = stats_of("work");
+  auto counted = std::chrono::steady_clock::now() + patience;
+  while (g.counters().acked() < published.size() &&
+         std::chrono::steady_clock::now() < counted) {
+    std::this_thread::sleep_for(10ms);
+    g = stats_of("work");
+  }
   EXPECT_EQ(g.counters().dead_lettered(), 0u);
   EXPECT_EQ(g.counters().acked(), published.size());
   EXPECT_EQ(g.counters().stalled_members(), 1u);
