@@ -369,6 +369,8 @@ function show(view) {
   for (const sec of document.querySelectorAll('main > section')) sec.classList.toggle('hidden', sec.id !== 'view-' + view);
   showViewError('');
   location.hash = view;
+  // Charts drawn while hidden had no width: draw them again now.
+  if (view === 'overview' && st.lastStats) renderOverview(st.lastStats);
 }
 
 document.addEventListener('DOMContentLoaded', () => {
