@@ -205,8 +205,7 @@ TEST_F(MetricsTest, OtherPathsAre404) {
   auto res = http_get(metrics_address_of(broker_->output()), "/nothing");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 404);
-  EXPECT_NE(res->body.find("the console at /"), std::string::npos)
-      << res->body;
+  EXPECT_NE(res->body.find("the console at /"), std::string::npos) << res->body;
 }
 
 /// A broker whose config turns per-topic series on.
