@@ -180,6 +180,7 @@ class ConsoleInBrowser(unittest.TestCase):
             cls.member.kill()
             cls.member.wait()
         cls.broker.stop()
+        shutil.rmtree(cls.workdir, ignore_errors=True)
 
     # -- helpers -------------------------------------------------------------
 
