@@ -77,6 +77,19 @@ int http_status(ec code) {
   }
 }
 
+// Returns true if `host` (a Host header) names an IP address or
+// localhost, with or without a port: not a DNS name a web page could
+// rebind to the broker's address.
+bool literal_host(std::string_view host) {
+  if (!host.empty() && host.front() == '[')
+    return host.find(']') != std::string_view::npos; // an IPv6 literal
+  host = host.substr(0, host.find(':'));
+  if (host == "localhost")
+    return true;
+  return !host.empty() &&
+         host.find_first_not_of("0123456789.") == std::string_view::npos;
+}
+
 // Returns the first value of parameter `name`, or "".
 std::string param(const http_request& req, const std::string& name) {
   auto i = req.params.find(name);
@@ -170,6 +183,13 @@ struct console_state {
     if (!actions_allowed())
       return reply(failure(403, "actions are off: auth is off and [console] "
                                 "allow_actions is false"));
+    if (!settings.auth_enabled && !literal_host(req.host))
+      return reply(failure(403, "without auth, actions are taken only on "
+                                "requests to an IP address or localhost, "
+                                "not to \"" +
+                                    req.host.substr(0, 64) +
+                                    "\" (a DNS name a web page could point "
+                                    "at the broker)"));
     group_action action{kind, param(req, "name"), param(req, "pattern")};
     if (action.name.empty())
       return reply(failure(400, kind + " needs a group name (parameter "

@@ -12,7 +12,9 @@
 // certificate that stands for one) sees data or acts, else 401/403. With
 // auth off, everyone on the listener sees the data, and acts only under
 // `[console] allow_actions`. An action also needs the header
-// `X-Tinybroker-Console: 1`, which a cross-site form cannot send (CSRF).
+// `X-Tinybroker-Console: 1`, which a cross-site form cannot send (CSRF),
+// and, with auth off, a `Host` that is an IP address or `localhost` (a page
+// that rebinds its own DNS name to the broker cannot act).
 // Every action is logged with its token's name.
 
 #pragma once
@@ -43,6 +45,8 @@ struct http_request {
   std::string authorization;
   /// The `X-Tinybroker-Console` header, empty if absent.
   std::string console_header;
+  /// The `Host` header, empty if absent.
+  std::string host;
   /// The subject of the verified client certificate (mutual TLS), or "".
   std::string cert_subject;
   /// The client's address, for log lines.

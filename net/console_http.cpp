@@ -42,6 +42,7 @@ http_request console_request(const httplib::Request& req) {
     result.params.emplace(name, value);
   result.authorization = req.get_header_value("Authorization");
   result.console_header = req.get_header_value("X-Tinybroker-Console");
+  result.host = req.get_header_value("Host");
   result.cert_subject = certificate_subject(req);
   result.peer = req.remote_addr + ":" + std::to_string(req.remote_port);
   return result;

@@ -249,6 +249,13 @@ TEST_F(ConsoleTest, AnActionNeedsPostAndTheConsoleHeader) {
   auto unnamed = post("/api/groups/purge", "");
   EXPECT_EQ(unnamed->status, 400);
   EXPECT_NE(unnamed->body.find("needs a group name"), std::string::npos);
+  httplib::Headers rebound{{"X-Tinybroker-Console", "1"},
+                           {"Host", "evil.example:7401"}};
+  auto dns = client().Post("/api/groups/purge", rebound, "name=work",
+                           "application/x-www-form-urlencoded");
+  ASSERT_TRUE(dns);
+  EXPECT_EQ(dns->status, 403);
+  EXPECT_NE(dns->body.find("evil.example"), std::string::npos) << dns->body;
   auto no_pattern = post("/api/groups/create", "name=new");
   EXPECT_EQ(no_pattern->status, 400);
   EXPECT_NE(no_pattern->body.find("needs a pattern"), std::string::npos);
