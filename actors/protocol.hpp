@@ -94,6 +94,9 @@ CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
 CAF_ADD_ATOM(tinybroker, tb, create_atom, "create")
 /// Service -> router -> group: delete a group.
 CAF_ADD_ATOM(tinybroker, tb, delete_atom, "delete")
+/// Service -> router -> group: drop a group's pending messages (those not in
+/// flight); answered with how many it dropped.
+CAF_ADD_ATOM(tinybroker, tb, purge_atom, "purge")
 /// Service -> router: list the groups.
 CAF_ADD_ATOM(tinybroker, tb, list_atom, "list")
 /// Group -> publisher session: publish this dead letter.
@@ -184,7 +187,7 @@ using group_actor = caf::typed_actor<
     caf::reacts_to<progress_atom, session_actor, std::vector<uint64_t>>,
     caf::reacts_to<tick_atom>, caf::replies_to<stats_atom>::with<group_info>,
     caf::replies_to<delete_atom>::with<uint64_t>,
-    caf::reacts_to<log_tick_atom>>;
+    caf::replies_to<purge_atom>::with<uint64_t>, caf::reacts_to<log_tick_atom>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {
@@ -339,6 +342,7 @@ using router_actor = caf::typed_actor<
                     member_spec>::with<group_actor>,
     caf::replies_to<create_atom, std::string, group_settings>::with<group_info>,
     caf::replies_to<delete_atom, std::string>::with<uint64_t>,
+    caf::replies_to<purge_atom, std::string>::with<uint64_t>,
     caf::replies_to<list_atom>::with<std::vector<group_info>>,
     caf::replies_to<stats_atom>::with<router_stats>,
     caf::replies_to<stats_atom, stats_query>::with<router_view>,

@@ -167,6 +167,26 @@ inline bool operator!=(const metrics_config& x, const metrics_config& y) {
   return !(x == y);
 }
 
+/// The console in the browser (`[console]`, issue 27), served on the
+/// metrics listener: docs/console.md.
+struct console_config {
+  /// Whether the metrics listener serves the console at `/`.
+  bool enabled = true;
+  /// Without `[auth]`: whether the console may create, delete and purge
+  /// groups (with auth on, admin tokens may, and only they see it at all).
+  bool allow_actions = false;
+};
+
+/// Returns true if `x` and `y` hold the same console settings.
+inline bool operator==(const console_config& x, const console_config& y) {
+  return x.enabled == y.enabled && x.allow_actions == y.allow_actions;
+}
+
+/// Returns true if `x` and `y` differ in any console setting.
+inline bool operator!=(const console_config& x, const console_config& y) {
+  return !(x == y);
+}
+
 /// Everything `tinybroker` reads at start; default-built = built-in defaults.
 struct broker_config {
   /// The gRPC listen address, `HOST:PORT`; loopback by default (spec 10).
@@ -189,6 +209,8 @@ struct broker_config {
   bool reflection = true;
   /// The Prometheus metrics endpoint.
   metrics_config metrics;
+  /// The console on the metrics listener.
+  console_config console;
   /// The actor scheduler's worker threads; 0 = the number of cores.
   std::size_t worker_threads = 0;
   /// The actor scheduler: "handoff" (one queue; a message between actors
@@ -216,14 +238,14 @@ struct broker_config {
 inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
-                  x.reflection, x.metrics, x.worker_threads, x.scheduler,
-                  x.limits, x.auto_create_groups, x.group_defaults, x.groups,
-                  x.tls, x.auth, x.source) ==
+                  x.reflection, x.metrics, x.console, x.worker_threads,
+                  x.scheduler, x.limits, x.auto_create_groups, x.group_defaults,
+                  x.groups, x.tls, x.auth, x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
-                  y.reflection, y.metrics, y.worker_threads, y.scheduler,
-                  y.limits, y.auto_create_groups, y.group_defaults, y.groups,
-                  y.tls, y.auth, y.source);
+                  y.reflection, y.metrics, y.console, y.worker_threads,
+                  y.scheduler, y.limits, y.auto_create_groups, y.group_defaults,
+                  y.groups, y.tls, y.auth, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

@@ -9,6 +9,7 @@
 //   [observability]   health_service = true, reflection = true
 //   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
 //                     per_topic = false, tls = (true if [tls] is set)
+//   [console]         enabled = true, allow_actions = false
 //   [tls]             cert = "PATH", key = "PATH", client_ca = "PATH" (no
 //                     TLS without the table; cert and key go together)
 //   [groups]          auto_create = true
@@ -80,6 +81,9 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
   auto metrics = r.table({{"listen", metrics_listen},
                           {"per_topic", r.boolean(cfg.metrics.per_topic)},
                           {"tls", r.boolean(cfg.metrics.tls)}});
+  auto console =
+      r.table({{"enabled", r.boolean(cfg.console.enabled)},
+               {"allow_actions", r.boolean(cfg.console.allow_actions)}});
   // [tls]: paths of PEM files, relative to the config file's directory;
   // how the keys go together, and the default of [metrics] tls, are
   // checked by check_tls once the file is read.
@@ -140,6 +144,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"limits", limits},
        {"observability", observability},
        {"metrics", metrics},
+       {"console", console},
        {"tls", tls},
        {"groups", groups},
        {"auth",

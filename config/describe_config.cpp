@@ -58,6 +58,15 @@ std::string describe(const broker_config& cfg) {
        << cfg.metrics.per_topic << ", tls " << cfg.metrics.tls;
   else
     os << "off";
+  os << "\nconsole: ";
+  if (!cfg.console.enabled)
+    os << "off";
+  else if (!cfg.metrics.enabled())
+    os << "off (it is served on the metrics listener, which is off)";
+  else
+    os << "on at / of the metrics listener, allow_actions "
+       << cfg.console.allow_actions
+       << (cfg.auth.enabled ? " (auth on: admin tokens only)" : "");
   os << "\ntls: ";
   if (cfg.tls.enabled())
     os << "cert " << cfg.tls.cert << ", key " << cfg.tls.key << ", client_ca "

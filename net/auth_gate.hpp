@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string_view>
 
 #include <grpcpp/grpcpp.h>
 
@@ -38,6 +39,12 @@ public:
   /// Authenticates the call of `ctx` from its `authorization` metadata and
   /// its verified client certificate; counts a refusal.
   auth_outcome authenticate(const grpc::ServerContextBase& ctx);
+
+  /// Authenticates an HTTP request of the console from its `Authorization`
+  /// header and its verified client certificate's subject; counts a
+  /// refusal as for a call.
+  auth_outcome authenticate(std::string_view authorization,
+                            std::string_view cert_subject);
 
   /// Authenticates `ctx` and checks that its token may use the admin calls;
   /// the error is UNAUTHENTICATED or PERMISSION_DENIED naming `call`.

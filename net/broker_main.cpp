@@ -268,7 +268,12 @@ int run_broker(int argc, char** argv, const std::string& program) {
             (server.metrics_address().empty()
                  ? std::string{"off"}
                  : std::string{"on "} + (cfg.metrics.tls ? "https" : "http") +
-                       "://" + server.metrics_address() + "/metrics"));
+                       "://" + server.metrics_address() + "/metrics") +
+            (server.metrics_address().empty() || !cfg.console.enabled
+                 ? std::string{}
+                 : std::string{"; console on "} +
+                       (cfg.metrics.tls ? "https" : "http") + "://" +
+                       server.metrics_address() + "/"));
   if (cfg.tls.enabled())
     warn_if_expiring(server.tls_cert(), server.tls_not_after());
   notify_ready("listening on " + server.address());

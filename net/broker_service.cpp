@@ -178,6 +178,18 @@ broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
 }
 
 grpc::ServerUnaryReactor*
+broker_service::PurgeGroup(grpc::CallbackServerContext* ctx,
+                           const pb::PurgeGroupRequest* req,
+                           pb::PurgeGroupReply* reply) {
+  auto* reactor = ctx->DefaultReactor();
+  if (refused_admin(ctx, reactor, "PurgeGroup"))
+    return reactor;
+  purge_group_call(sys_, ctx_.router, req->name(), reply, reactor,
+                   refusal_reporter{logger_, "PurgeGroup", ctx->peer()});
+  return reactor;
+}
+
+grpc::ServerUnaryReactor*
 broker_service::ListGroups(grpc::CallbackServerContext* ctx,
                            const pb::ListGroupsRequest*,
                            pb::ListGroupsReply* reply) {
@@ -201,7 +213,8 @@ bool broker_service::refused_admin(grpc::CallbackServerContext* ctx,
 }
 
 void broker_service::collect_stats(const pb::StatsRequest& request,
-                                   stats_callback done) {
+                                   stats_callback done, bool by_load,
+                                   std::shared_ptr<group_totals> group_sums) {
   stats_sources sources;
   sources.sys = &sys_;
   sources.router = ctx_.router;
@@ -210,7 +223,33 @@ void broker_service::collect_stats(const pb::StatsRequest& request,
   sources.started = started_;
   sources.floor = floor_;
   sources.auth = &auth_.counters();
+  sources.by_load = by_load;
+  sources.group_sums = std::move(group_sums);
   tb::collect_stats(std::move(sources), request, std::move(done));
+}
+
+console_sources broker_service::console() {
+  console_sources result;
+  result.stats = [this](const pb::StatsRequest& request,
+                        console_stats_callback done) {
+    auto sums = std::make_shared<group_totals>();
+    collect_stats(
+        request,
+        [sums, done = std::move(done)](pb::StatsReply& reply,
+                                       const error_info& err) {
+          done(reply, err, *sums);
+        },
+        true, sums);
+  };
+  result.act = [this](const group_action& action, action_callback done) {
+    group_action_call(sys_, ctx_.router, group_defaults_, action,
+                      std::move(done));
+  };
+  result.authenticate = [this](std::string_view authorization,
+                               std::string_view subject) {
+    return auth_.authenticate(authorization, subject);
+  };
+  return result;
 }
 
 grpc::ServerUnaryReactor*

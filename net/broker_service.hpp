@@ -10,6 +10,7 @@
 
 #include "actors/broker_context.hpp"
 #include "net/auth_gate.hpp"
+#include "net/console_api.hpp"
 #include "net/log_actor.hpp"
 #include "net/session_reactor.hpp"
 #include "net/stats_collector.hpp"
@@ -27,10 +28,11 @@ using broker_callback_service =
         tinybroker::v1::Broker::WithRawCallbackMethod_Session<
             tinybroker::v1::Broker::WithCallbackMethod_CreateGroup<
                 tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
-                    tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
-                        tinybroker::v1::Broker::WithCallbackMethod_Stats<
-                            tinybroker::v1::Broker::WithCallbackMethod_Info<
-                                tinybroker::v1::Broker::Service>>>>>>>;
+                    tinybroker::v1::Broker::WithCallbackMethod_PurgeGroup<
+                        tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
+                            tinybroker::v1::Broker::WithCallbackMethod_Stats<
+                                tinybroker::v1::Broker::WithCallbackMethod_Info<
+                                    tinybroker::v1::Broker::Service>>>>>>>>;
 
 /// Serves the Broker service: each Session stream gets a reactor and a
 /// session actor; unary Publish calls go to a small pool of publisher actors.
@@ -75,7 +77,13 @@ public:
   /// a CAF thread); used by the Stats call, the metrics endpoint and the
   /// periodic log summary.
   void collect_stats(const tinybroker::v1::StatsRequest& request,
-                     stats_callback done);
+                     stats_callback done, bool by_load = false,
+                     std::shared_ptr<group_totals> group_sums = nullptr);
+
+  /// Returns what the console's requests are served from (issue 27): the
+  /// stats in the console's order (`by_load`), the group actions through
+  /// the router, and this service's tokens. They refer to this service.
+  console_sources console();
 
   /// Returns the number of open Session streams.
   std::size_t open_sessions() const {
@@ -97,6 +105,11 @@ public:
   DeleteGroup(grpc::CallbackServerContext* ctx,
               const tinybroker::v1::DeleteGroupRequest* req,
               tinybroker::v1::DeleteGroupReply* reply) override;
+
+  grpc::ServerUnaryReactor*
+  PurgeGroup(grpc::CallbackServerContext* ctx,
+             const tinybroker::v1::PurgeGroupRequest* req,
+             tinybroker::v1::PurgeGroupReply* reply) override;
 
   grpc::ServerUnaryReactor*
   ListGroups(grpc::CallbackServerContext* ctx,

@@ -156,6 +156,45 @@ void delete_group_call(caf::actor_system& sys, router_actor router,
       delete_atom_v, name);
 }
 
+void purge_group_call(caf::actor_system& sys, router_actor router,
+                      const std::string& name, pb::PurgeGroupReply* reply,
+                      grpc::ServerUnaryReactor* reactor,
+                      refusal_reporter report) {
+  ask_router<uint64_t>(
+      sys, router, reactor, std::move(report),
+      [reply](uint64_t purged) { reply->set_purged_messages(purged); },
+      purge_atom_v, name);
+}
+
+void group_action_call(caf::actor_system& sys, router_actor router,
+                       const group_settings& defaults,
+                       const group_action& action, action_callback done) {
+  sys.spawn([=](caf::event_based_actor* self) {
+    auto failed = [done](caf::error& err) {
+      done(0, to_error_info(err));
+    };
+    auto counted = [done](uint64_t n) {
+      done(n, error_info{});
+    };
+    if (action.kind == "create") {
+      auto settings = defaults;
+      settings.pattern = action.pattern;
+      self->request(router, admin_timeout, create_atom_v, action.name,
+                    std::move(settings))
+          .then([done](group_info&) { done(0, error_info{}); }, failed);
+    } else if (action.kind == "delete") {
+      self->request(router, admin_timeout, delete_atom_v, action.name)
+          .then(counted, failed);
+    } else if (action.kind == "purge") {
+      self->request(router, admin_timeout, purge_atom_v, action.name)
+          .then(counted, failed);
+    } else {
+      done(0, make_error_info(ec::invalid_request,
+                              "no group action \"" + action.kind + "\""));
+    }
+  });
+}
+
 void list_groups_call(caf::actor_system& sys, router_actor router,
                       pb::ListGroupsReply* reply,
                       grpc::ServerUnaryReactor* reactor,

@@ -1,6 +1,6 @@
 // The group administration calls of the Broker service: CreateGroup,
-// DeleteGroup, ListGroups. Each call is answered by a one-shot actor that
-// asks the router, so no gRPC thread ever blocks.
+// DeleteGroup, PurgeGroup, ListGroups. Each call is answered by a one-shot
+// actor that asks the router, so no gRPC thread ever blocks.
 
 #pragma once
 
@@ -8,6 +8,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "actors/protocol.hpp"
+#include "net/console_api.hpp"
 #include "net/log_actor.hpp"
 #include "tinybroker.pb.h"
 
@@ -36,6 +37,20 @@ void delete_group_call(caf::actor_system& sys, router_actor router,
                        tinybroker::v1::DeleteGroupReply* reply,
                        grpc::ServerUnaryReactor* reactor,
                        refusal_reporter report);
+
+/// Answers PurgeGroup through `reactor`; a refusal goes to `report`.
+void purge_group_call(caf::actor_system& sys, router_actor router,
+                      const std::string& name,
+                      tinybroker::v1::PurgeGroupReply* reply,
+                      grpc::ServerUnaryReactor* reactor,
+                      refusal_reporter report);
+
+/// Runs a console action (net/console_api.hpp) through the router: create
+/// (with `defaults` for all but the pattern), delete or purge; hands the
+/// dropped or purged count (0 for create) or the error to `done`, once.
+void group_action_call(caf::actor_system& sys, router_actor router,
+                       const group_settings& defaults,
+                       const group_action& action, action_callback done);
 
 /// Answers ListGroups through `reactor`; a refusal goes to `report`.
 void list_groups_call(caf::actor_system& sys, router_actor router,

@@ -11,6 +11,7 @@
 #include <httplib.h>
 #include <sys/socket.h>
 
+#include "net/console_http.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
 #include "net/tls_credentials.hpp"
@@ -141,6 +142,8 @@ struct metrics_server::shared_state
   bool listening = false;
   bool finished = false;
   bool stopping = false;
+  // The console's API; empty without a console.
+  console_handler console;
   // Scrapes inside a call of `source`: shut_down waits for them.
   std::size_t calling = 0;
 
@@ -194,6 +197,59 @@ struct metrics_server::shared_state
       text += render_tls_expiry(tls_identity->not_after());
     res.set_content(text, std::string{metrics_content_type});
   }
+
+  // Serves a console API request on an HTTP thread, as `serve` a scrape.
+  void serve_console(const httplib::Request& req, httplib::Response& res) {
+    console_headers(res);
+    struct answer {
+      bool done = false;
+      http_response response;
+    };
+    auto job = std::make_shared<answer>();
+    auto refuse = [&res](const std::string& reason) {
+      log::debug("console request answered 503: " + reason);
+      res.status = 503;
+      res.set_content("{\"error\":\"" + reason + "\"}\n", "application/json");
+    };
+    {
+      std::lock_guard<std::mutex> guard{mutex};
+      if (stopping)
+        return refuse("the broker is stopping");
+      ++calling;
+    }
+    {
+      struct call_guard {
+        shared_state& st;
+        ~call_guard() {
+          std::lock_guard<std::mutex> guard{st.mutex};
+          --st.calling;
+          st.cv.notify_all();
+        }
+      } guard{*this};
+      std::weak_ptr<shared_state> weak = weak_from_this();
+      console(console_request(req), [weak, job](http_response response) {
+        auto st = weak.lock();
+        if (!st)
+          return; // the server is gone; nobody waits
+        std::lock_guard<std::mutex> guard{st->mutex};
+        job->response = std::move(response);
+        job->done = true;
+        st->cv.notify_all();
+      });
+    }
+    std::unique_lock<std::mutex> lock{mutex};
+    auto deadline = std::chrono::steady_clock::now() + stats_timeout;
+    cv.wait_until(lock, deadline, [&] { return job->done || stopping; });
+    if (!job->done)
+      return refuse(stopping
+                        ? "the broker is stopping"
+                        : "the stats did not arrive within " +
+                              std::to_string(stats_timeout.count()) + "ms");
+    auto response = std::move(job->response);
+    lock.unlock();
+    res.status = response.status;
+    res.set_content(response.body, response.content_type);
+  }
 };
 
 // -- metrics_server -----------------------------------------------------------
@@ -205,6 +261,7 @@ metrics_server::metrics_server(stats_source source,
   state_->options = settings_.options;
   state_->stats_timeout = settings_.stats_timeout;
   state_->tls_identity = settings_.tls_identity;
+  state_->console = settings_.console;
   if (!settings_.tls.enabled()) {
     state_->server = std::make_unique<httplib::Server>();
     return;
@@ -252,13 +309,27 @@ error_info metrics_server::start() {
   http.Get("/metrics", [st](const httplib::Request&, httplib::Response& res) {
     st->serve(res);
   });
+  if (st->console) {
+    for (auto* path : {"/", "/console.js", "/charts.js", "/console.css"})
+      http.Get(path, [](const httplib::Request& req, httplib::Response& res) {
+        serve_console_asset(req, res);
+      });
+    auto api = [st](const httplib::Request& req, httplib::Response& res) {
+      st->serve_console(req, res);
+    };
+    http.Get("/api/.*", api);
+    http.Post("/api/.*", api);
+  }
+  const char* not_found = st->console ? "not found; the metrics are at "
+                                        "/metrics, the console at /\n"
+                                      : "not found; the metrics are at "
+                                        "/metrics\n";
   http.set_error_handler(httplib::Server::HandlerWithResponse{
-      [](const httplib::Request&, httplib::Response& res) {
+      [not_found](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty())
           return httplib::Server::HandlerResponse::Unhandled; // our reason
-        res.set_content(res.status == 404
-                            ? "not found; the metrics are at /metrics\n"
-                            : "the request was refused\n",
+        res.set_content(res.status == 404 ? not_found
+                                          : "the request was refused\n",
                         "text/plain; charset=utf-8");
         return httplib::Server::HandlerResponse::Handled;
       }});

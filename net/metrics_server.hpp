@@ -8,6 +8,11 @@
 //                          +<------------------------------+
 //                          +--> 200 text/plain, or 503 and a one-line reason
 //
+// With a console handler (net/console_api.hpp), the same listener serves
+// the console (issue 27): its page at `/` (and `/console.js`, `/charts.js`,
+// `/console.css`, from memory: net/console_assets.hpp), and its API under
+// `/api/`, answered like a scrape (waits <= stats_timeout, else 503).
+//
 // Bounded: `threads` serve connections, `max_queued` accepted connections
 // wait for one, and beyond that the accepting thread serves the connection
 // itself, so that further clients wait in the kernel's listen backlog. One
@@ -23,6 +28,7 @@
 #include <string>
 
 #include "config/tls_config.hpp"
+#include "net/console_api.hpp"
 #include "net/metrics_format.hpp"
 #include "net/stats_collector.hpp"
 #include "routing/error.hpp"
@@ -54,6 +60,8 @@ struct metrics_server_settings {
   metrics_options options;
   /// How long a scrape waits for the stats before it answers 503.
   std::chrono::milliseconds stats_timeout{5000};
+  /// The console's API; none: no console (its paths are 404).
+  console_handler console;
   /// Threads that serve connections.
   std::size_t threads = 2;
   /// Accepted connections that may wait for a free thread.

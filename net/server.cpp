@@ -144,6 +144,7 @@ error_info broker_server::start() {
   info.set_listen(address_);
   info.set_metrics_listen(metrics_address_);
   info.set_metrics_tls(!metrics_address_.empty() && cfg_.metrics.tls);
+  info.set_console_enabled(!metrics_address_.empty() && cfg_.console.enabled);
   info.set_max_message_bytes(cfg_.limits.max_message_bytes);
   info.set_max_publish_batch(cfg_.limits.max_publish_batch);
   info.set_max_topics(cfg_.limits.max_topics);
@@ -195,6 +196,12 @@ error_info broker_server::start_metrics() {
   settings.tls_identity = tls_;
   settings.options.per_topic = cfg_.metrics.per_topic;
   auto* service = service_.get();
+  if (cfg_.console.enabled) {
+    console_settings console;
+    console.auth_enabled = cfg_.auth.enabled;
+    console.allow_actions = cfg_.console.allow_actions;
+    settings.console = make_console_handler(service->console(), console);
+  }
   metrics_ = std::make_unique<metrics_server>(
       [service](const tinybroker::v1::StatsRequest& request,
                 stats_callback done) {

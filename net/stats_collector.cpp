@@ -4,7 +4,9 @@
 #include <chrono>
 #include <fstream>
 #include <memory>
+#include <string_view>
 #include <unistd.h>
+#include <unordered_map>
 
 #include <caf/event_based_actor.hpp>
 
@@ -91,8 +93,13 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
     accumulate(sum, s);
   auto& b = *reply.mutable_broker();
   uint64_t group_bytes = 0;
-  for (auto& info : g.groups)
+  for (auto& info : g.groups) {
     group_bytes += info.counters.held_bytes;
+    if (auto& sums = g.sources.group_sums) {
+      sums->pending += info.counters.pending;
+      sums->in_flight += info.counters.in_flight;
+    }
+  }
   if (g.sources.floor)
     g.sources.floor->apply(sum);
   b.set_published(sum.published);
@@ -149,8 +156,21 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
   for (auto& info : g.groups)
     if (contains(info.name, req.group_filter()))
       groups.push_back(&info);
-  std::sort(groups.begin(), groups.end(),
-            [](auto* x, auto* y) { return x->name < y->name; });
+  auto backlog = [](const group_info* x) {
+    return x->counters.pending + x->counters.in_flight;
+  };
+  if (g.sources.by_load)
+    std::sort(groups.begin(), groups.end(), [&](auto* x, auto* y) {
+      auto bx = backlog(x);
+      auto by = backlog(y);
+      return bx != by ? bx > by : x->name < y->name;
+    });
+  else
+    std::sort(groups.begin(), groups.end(),
+              [](auto* x, auto* y) { return x->name < y->name; });
+  // The console lists the actors of every matching group, not only those
+  // listed (and sorts them by mailbox below).
+  auto actor_groups = groups;
   reply.set_groups_matched(groups.size());
   groups.resize(std::min<size_t>(groups.size(), g.limit));
   for (auto* info : groups) {
@@ -179,8 +199,19 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
   for (auto& entry : g.sessions)
     if (contains(entry.second.peer, req.session_filter()))
       sessions.push_back(&entry);
-  std::sort(sessions.begin(), sessions.end(),
-            [](auto* x, auto* y) { return x->second.peer < y->second.peer; });
+  auto busy = [](const session_stats& x) {
+    return x.published + x.delivered;
+  };
+  if (g.sources.by_load)
+    std::sort(sessions.begin(), sessions.end(), [&](auto* x, auto* y) {
+      auto bx = busy(x->second);
+      auto by = busy(y->second);
+      return bx != by ? bx > by : x->second.peer < y->second.peer;
+    });
+  else
+    std::sort(sessions.begin(), sessions.end(),
+              [](auto* x, auto* y) { return x->second.peer < y->second.peer; });
+  auto actor_sessions = sessions;
   reply.set_sessions_matched(sessions.size());
   sessions.resize(std::min<size_t>(sessions.size(), g.limit));
   for (auto* entry : sessions) {
@@ -208,13 +239,18 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
               "topics " + std::to_string(i + 1) + "/" +
                   std::to_string(g.shards.size()),
               g.shards[i].second, g.shards[i].first);
-  for (auto* info : groups)
-    for (auto& [id, name] : g.group_ids)
-      if (name == info->name)
-        add_actor(reply, "group",
-                  info->name + " (" + info->settings.policy + ")",
-                  info->mailbox, id);
-  for (auto* entry : sessions)
+  if (!g.sources.by_load) {
+    actor_groups = groups;
+    actor_sessions = sessions;
+  }
+  std::unordered_map<std::string_view, caf::actor_id> group_ids;
+  for (auto& [id, name] : g.group_ids)
+    group_ids.emplace(name, id);
+  for (auto* info : actor_groups)
+    if (auto i = group_ids.find(info->name); i != group_ids.end())
+      add_actor(reply, "group", info->name + " (" + info->settings.policy + ")",
+                info->mailbox, i->second);
+  for (auto* entry : actor_sessions)
     add_actor(reply, "session", entry->second.peer, entry->second.mailbox,
               entry->first.id());
   for (size_t i = 0; i < g.sources.publishers.size(); ++i)
@@ -223,6 +259,13 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
                 g.publishers[i].mailbox, g.sources.publishers[i].id());
   for (auto& [id, ext] : g.extensions)
     add_actor(reply, ext.kind.c_str(), ext.name, ext.mailbox, id);
+  if (!g.sources.by_load)
+    return;
+  auto& actors = *reply.mutable_actors();
+  std::stable_sort(actors.begin(), actors.end(),
+                   [](auto& x, auto& y) { return x.mailbox() > y.mailbox(); });
+  while (static_cast<size_t>(actors.size()) > g.limit)
+    actors.RemoveLast();
 }
 
 void finish(const gathering_ptr& g) {

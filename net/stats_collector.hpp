@@ -46,6 +46,15 @@ private:
 
 struct auth_counters;
 
+/// What every group holds, added up: the Stats reply's list of groups may
+/// be cut, its broker counters have no message count of the groups.
+struct group_totals {
+  /// Messages held and not in flight.
+  uint64_t pending = 0;
+  /// Deliveries awaiting an answer.
+  uint64_t in_flight = 0;
+};
+
 /// What the collector reads besides the actors.
 struct stats_sources {
   /// The broker's actor system.
@@ -63,6 +72,13 @@ struct stats_sources {
   std::shared_ptr<counter_floor> floor;
   /// The refusals of the broker's door (net/auth_gate.hpp); none in tests.
   const auth_counters* auth = nullptr;
+  /// The console's order (issue 27): groups most backed up first (pending
+  /// plus in flight), sessions busiest first (published plus delivered),
+  /// and the actors of every matching group and session, largest mailbox
+  /// first, cut to the limit; by name (Stats' order) when false.
+  bool by_load = false;
+  /// Filled with the groups' totals if set (the console's overview).
+  std::shared_ptr<group_totals> group_sums;
 };
 
 /// The most entries a list of the Stats reply holds.

@@ -37,6 +37,9 @@ packages=(
   procps
   # the Python client (python/): venv + offline pip install, and its pytest suite
   python3-venv python3-pip python3-setuptools python3-wheel python3-pytest
+  # the console's browser test (tests/console): headless chromium driven by
+  # chromium-driver through python3-selenium
+  chromium chromium-driver python3-selenium
 )
 
 install_deps() {

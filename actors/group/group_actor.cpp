@@ -379,6 +379,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) { return describe_group(self); },
+      [self](purge_atom) { return purge_pending(self); },
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)

@@ -172,6 +172,12 @@ bool used_up(group_pointer self, const group_ledger::held& held);
 /// and ListGroups show them (actors/group/group_stats.cpp).
 group_info describe_group(group_pointer self);
 
+/// Drops the messages waiting for a delivery, queued or delayed, and counts
+/// them as dropped (so that received = acked + dead-lettered + dropped +
+/// held stays true); deliveries in flight stay. Returns how many it dropped
+/// (actors/group/group_stats.cpp).
+uint64_t purge_pending(group_pointer self);
+
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).
 group_actor::behavior_type group_actor_impl(group_pointer self,

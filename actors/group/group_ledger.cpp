@@ -156,6 +156,17 @@ std::size_t group_ledger::clear() {
   return n;
 }
 
+std::size_t group_ledger::clear_pending() {
+  auto n = pending();
+  for (auto& h : queue_)
+    count_out(h);
+  for (auto& [due, h] : delayed_)
+    count_out(h);
+  queue_.clear();
+  delayed_.clear();
+  return n;
+}
+
 std::optional<int64_t> group_ledger::oldest_pending_accepted() const {
   std::optional<int64_t> result;
   auto consider = [&](const held& h) {

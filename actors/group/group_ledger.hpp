@@ -165,6 +165,10 @@ public:
   /// Forgets everything; returns how many messages were held.
   std::size_t clear();
 
+  /// Forgets the messages waiting for a delivery, queued or delayed (a
+  /// purge); deliveries in flight stay. Returns how many it forgot.
+  std::size_t clear_pending();
+
 private:
   void count_in(const held& msg);
   void count_out(const held& msg);

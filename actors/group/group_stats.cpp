@@ -1,6 +1,7 @@
 // What a group actor reports when asked for its counters: the group's
 // counters, rates and ages, and one entry per member (spec 11). Computed on
 // request from the ledger and the members; nothing here runs per message.
+// Also the purge of what it holds pending, an admin request like Stats.
 
 #include <algorithm>
 #include <chrono>
@@ -83,6 +84,13 @@ group_info describe_group(group_pointer self) {
   }
   result.mailbox = mailbox_length(self);
   return result;
+}
+
+uint64_t purge_pending(group_pointer self) {
+  auto& st = self->state;
+  auto purged = static_cast<uint64_t>(st.ledger.clear_pending());
+  st.counters.dropped += purged;
+  return purged;
 }
 
 } // namespace tb

@@ -248,6 +248,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](delete_atom, const std::string& name) {
         return delete_group(self, name);
       },
+      [self](purge_atom, const std::string& name) {
+        return purge_group(self, name);
+      },
       [self](list_atom) { return list_groups(self); },
       [self](stats_atom) { return current_router_stats(self); },
       [self](stats_atom, const stats_query& query) {

@@ -163,6 +163,10 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
 caf::result<uint64_t> delete_group(router_pointer self,
                                    const std::string& name);
 
+/// Drops a group's pending messages (not those in flight); answers with how
+/// many it dropped, or NOT_FOUND for an unknown group.
+caf::result<uint64_t> purge_group(router_pointer self, const std::string& name);
+
 /// Answers with every group's info, sorted by name.
 caf::result<std::vector<group_info>> list_groups(router_pointer self);
 

@@ -171,6 +171,25 @@ caf::result<uint64_t> delete_group(router_pointer self,
   return promise;
 }
 
+caf::result<uint64_t> purge_group(router_pointer self,
+                                  const std::string& name) {
+  auto& st = self->state;
+  auto i = st.groups.find(name);
+  if (i == st.groups.end())
+    return make_caf_error(ec::unknown_group, "no group named \"" + name + "\"");
+  auto settings = i->second.settings;
+  // Asked rather than delegated: the router logs the purged count.
+  auto promise = self->make_response_promise<uint64_t>();
+  self->request(i->second.handle, caf::infinite, purge_atom_v)
+      .then(
+          [promise, name, settings](uint64_t purged) mutable {
+            log_group("group purged", name, settings, "purged", purged);
+            promise.deliver(purged);
+          },
+          [promise](caf::error& err) mutable { promise.deliver(err); });
+  return promise;
+}
+
 caf::result<std::vector<group_info>> list_groups(router_pointer self) {
   auto& st = self->state;
   if (st.groups.empty())

@@ -1,5 +1,6 @@
 // Tests of the [metrics] table and the metrics listen address syntax that
-// the config file and the --metrics-listen flag share.
+// the config file and the --metrics-listen flag share, and of the [console]
+// table (the console is served on the metrics listener).
 
 #include "config/config_loader.hpp"
 
@@ -106,6 +107,39 @@ TEST(metrics_config, describe_shows_the_metrics_line) {
       << on;
   auto off = describe(config_of("[metrics]\nlisten = \"off\"\n"));
   EXPECT_NE(off.find("\nmetrics: off\n"), std::string::npos) << off;
+}
+
+TEST(console_config, on_and_read_only_by_default) {
+  tb::broker_config cfg;
+  EXPECT_TRUE(cfg.console.enabled);
+  EXPECT_FALSE(cfg.console.allow_actions);
+  EXPECT_EQ(config_of("").console, cfg.console);
+  auto set = config_of("[console]\nenabled = false\nallow_actions = true\n");
+  EXPECT_FALSE(set.console.enabled);
+  EXPECT_TRUE(set.console.allow_actions);
+}
+
+TEST(console_config, bad_and_unknown_keys_name_key_and_line) {
+  auto text = error_of("[console]\nenabled = \"yes\"\nactions = true\n");
+  EXPECT_NE(text.find("m.toml:2:"), std::string::npos) << text;
+  EXPECT_NE(text.find("console.enabled"), std::string::npos) << text;
+  EXPECT_NE(text.find("m.toml:3:"), std::string::npos) << text;
+  EXPECT_NE(text.find("console.actions"), std::string::npos) << text;
+}
+
+TEST(console_config, describe_shows_the_console_line) {
+  auto on = describe(config_of(""));
+  EXPECT_NE(on.find("\nconsole: on at / of the metrics listener, "
+                    "allow_actions false\n"),
+            std::string::npos)
+      << on;
+  auto off = describe(config_of("[console]\nenabled = false\n"));
+  EXPECT_NE(off.find("\nconsole: off\n"), std::string::npos) << off;
+  auto no_listener = describe(config_of("[metrics]\nlisten = \"off\"\n"));
+  EXPECT_NE(no_listener.find("\nconsole: off (it is served on the metrics "
+                             "listener, which is off)\n"),
+            std::string::npos)
+      << no_listener;
 }
 
 } // namespace

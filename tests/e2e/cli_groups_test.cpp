@@ -83,6 +83,17 @@ TEST_F(CliGroupsTest, CreateListAndDeleteAGroupWithJson) {
   EXPECT_NE(out.find("custom"), std::string::npos) << out;
   EXPECT_NE(out.find("PENDING"), std::string::npos) << out;
 
+  std::tie(code, out) = cli({"groups", "purge", "custom", "--json"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_EQ(parse_json(out).fields().at("purged_messages").number_value(), 2);
+  std::tie(code, out) = cli({"groups", "purge", "custom"});
+  ASSERT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("purged group custom (dropped 0 pending messages"),
+            std::string::npos)
+      << out;
+  std::tie(code, out) = cli({"pub", "custom.job", "x", "--count", "2"});
+  ASSERT_EQ(code, 0) << out;
+
   std::tie(code, out) = cli({"groups", "delete", "custom", "--json"});
   ASSERT_EQ(code, 0) << out;
   EXPECT_EQ(parse_json(out).fields().at("dropped_messages").number_value(), 2);

@@ -55,6 +55,38 @@ TEST_F(GroupAdminTest, DeleteGroupEndsMembershipsAndCountsWhatItDropped) {
   EXPECT_TRUE(member->receive(1, quiet_period).empty());
 }
 
+TEST_F(GroupAdminTest, PurgeGroupDropsPendingAndKeepsWhatIsInFlight) {
+  ASSERT_TRUE(create_group("backlog", on("back.>")).ok());
+  auto member = worker("backlog", "back.>", 2);
+  publish({"back.1", "back.2", "back.3", "back.4", "back.5"});
+  auto held = member->receive(2, patience);
+  ASSERT_EQ(held.size(), 2u);
+
+  pb::PurgeGroupReply reply;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + patience);
+  pb::PurgeGroupRequest req;
+  req.set_name("backlog");
+  auto status = conn_->stub().PurgeGroup(&ctx, req, &reply);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(reply.purged_messages(), 3u) << "3 queued; 2 stay in flight";
+  auto info = find_group("backlog");
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->counters().pending(), 0u);
+  EXPECT_EQ(info->counters().in_flight(), 2u);
+  EXPECT_EQ(info->counters().dropped(), 3u);
+  // The member is still a member: nothing purged comes back.
+  EXPECT_TRUE(member->receive(1, quiet_period).empty());
+
+  grpc::ClientContext unknown;
+  unknown.set_deadline(std::chrono::system_clock::now() + patience);
+  req.set_name("nobody");
+  status = conn_->stub().PurgeGroup(&unknown, req, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_NE(status.error_message().find("nobody"), std::string::npos)
+      << status.error_message();
+}
+
 TEST_F(GroupAdminTest, DeletingAnUnknownGroupIsNotFound) {
   pb::DeleteGroupReply reply;
   auto status = delete_group("nobody", reply);

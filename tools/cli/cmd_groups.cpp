@@ -1,4 +1,5 @@
-// `tinybroker-cli groups ls|create|delete`: the consumer group admin calls.
+// `tinybroker-cli groups ls|create|delete|purge`: the consumer group admin
+// calls.
 
 #include <iostream>
 #include <memory>
@@ -112,6 +113,31 @@ int run_delete(const std::string& name, const connection_options& opts) {
   return exit_ok;
 }
 
+// Runs `groups purge`.
+int run_purge(const std::string& name, const connection_options& opts) {
+  require_utf8("group name", name);
+  auto conn = connect(opts);
+  pb::PurgeGroupRequest request;
+  request.set_name(name);
+  pb::PurgeGroupReply reply;
+  auto ctx = make_context(opts);
+  check_status(conn->stub().PurgeGroup(ctx.get(), request, &reply),
+               "purging group \"" + name + "\"");
+  if (opts.json) {
+    json_writer out;
+    out.open_object()
+        .text("name", name)
+        .number("purged_messages", reply.purged_messages())
+        .close_object();
+    std::cout << out.str() << '\n';
+  } else {
+    std::cout << "purged group " << name << " (dropped "
+              << reply.purged_messages()
+              << " pending messages; those in flight stay)\n";
+  }
+  return exit_ok;
+}
+
 // Adds `groups create` with one flag per group setting.
 command add_create(CLI::App& groups, const connection_options& opts) {
   auto create = std::make_shared<create_options>();
@@ -193,13 +219,14 @@ command add_create(CLI::App& groups, const connection_options& opts) {
 
 std::vector<command> add_groups_commands(CLI::App& app,
                                          const connection_options& opts) {
-  auto* groups =
-      app.add_subcommand("groups", "List, create and delete consumer groups.");
+  auto* groups = app.add_subcommand(
+      "groups", "List, create, delete and purge consumer groups.");
   groups->require_subcommand(1);
   set_examples(*groups, "  tinybroker-cli groups ls\n"
                         "  tinybroker-cli groups create workers --pattern "
                         "'jobs.>'\n"
-                        "  tinybroker-cli groups delete workers\n");
+                        "  tinybroker-cli groups delete workers\n"
+                        "  tinybroker-cli groups purge workers\n");
   auto* ls = groups->add_subcommand(
       "ls", "List the groups with their pattern and counters (--json: "
             "settings too).");
@@ -212,13 +239,23 @@ std::vector<command> add_groups_commands(CLI::App& app,
                 "members' subscriptions.");
   del->add_option("NAME", *name, "the group's name")->required();
   set_examples(*del, "  tinybroker-cli groups delete workers\n");
+  auto purge_name = std::make_shared<std::string>();
+  auto* purge = groups->add_subcommand(
+      "purge", "Drop the messages a group holds and has not handed out; "
+               "deliveries in flight stay and may still be answered.");
+  purge->add_option("NAME", *purge_name, "the group's name")->required();
+  set_examples(*purge, "  tinybroker-cli groups purge workers\n");
   return {{ls,
            [&opts] {
              return run_ls(opts);
            }},
           std::move(create),
-          {del, [name, &opts] {
+          {del,
+           [name, &opts] {
              return run_delete(*name, opts);
+           }},
+          {purge, [purge_name, &opts] {
+             return run_purge(*purge_name, opts);
            }}};
 }
 
