@@ -83,6 +83,14 @@ inline bool operator!=(const group_settings& x, const group_settings& y) {
   return !(x == y);
 }
 
+/// The largest `limits.max_topic_bytes` (a message keeps its topic's size in
+/// 16 bits).
+inline constexpr uint64_t max_topic_bytes_limit = 65535;
+
+/// The largest `limits.max_delay` in milliseconds, 49 days (a message keeps
+/// its delay in 32 bits of milliseconds).
+inline constexpr uint64_t max_delay_limit_ms = 49ull * 24 * 3'600'000;
+
 /// Bounds that keep the broker's memory and work per request bounded.
 struct limits_config {
   /// The largest message (payload + headers + key) a publisher may send.
@@ -116,6 +124,10 @@ struct limits_config {
   /// publishes to more topics looks the others up again (a router round
   /// trip each).
   std::size_t max_routes_per_session = 131'072;
+  /// How far ahead a publisher may schedule a message (`delay_ms`,
+  /// `not_before_unix_ms`); at most 49 days (delays are kept in 32 bits of
+  /// milliseconds).
+  std::chrono::milliseconds max_delay{7LL * 24 * 3600 * 1000};
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -125,13 +137,13 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.subscription_buffer, x.max_subscriptions_per_session,
                   x.max_session_buffered_bytes, x.max_in_flight_per_session,
                   x.max_frame_messages, x.max_sessions, x.max_groups,
-                  x.max_topics, x.max_routes_per_session) ==
+                  x.max_topics, x.max_routes_per_session, x.max_delay) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.max_subscribe_batch,
                   y.subscription_buffer, y.max_subscriptions_per_session,
                   y.max_session_buffered_bytes, y.max_in_flight_per_session,
                   y.max_frame_messages, y.max_sessions, y.max_groups,
-                  y.max_topics, y.max_routes_per_session);
+                  y.max_topics, y.max_routes_per_session, y.max_delay);
 }
 
 /// Returns true if `x` and `y` differ in any limit.
