@@ -48,6 +48,33 @@ inline bool from_string(std::string_view text, overflow_policy& out) noexcept {
   return false;
 }
 
+/// What a group does with a message that expired while waiting (issue 29).
+enum class expiry_action : uint8_t {
+  /// Publish it to the dead letter topic with reason `expired`.
+  dead_letter,
+  /// Drop it.
+  drop,
+};
+
+/// Returns the configuration name of `x`: `"dead_letter"` or `"drop"`.
+inline std::string_view to_string(expiry_action x) noexcept {
+  return x == expiry_action::dead_letter ? "dead_letter" : "drop";
+}
+
+/// Sets `out` from its configuration name and returns true, or returns false
+/// and leaves `out` alone when `text` names no action.
+inline bool from_string(std::string_view text, expiry_action& out) noexcept {
+  if (text == "dead_letter") {
+    out = expiry_action::dead_letter;
+    return true;
+  }
+  if (text == "drop") {
+    out = expiry_action::drop;
+    return true;
+  }
+  return false;
+}
+
 /// The settings of one consumer group (spec 6).
 struct group_settings {
   /// The topic pattern the group holds messages of; empty in the defaults.
@@ -66,16 +93,26 @@ struct group_settings {
   std::string dead_letter;
   /// The registered name of the policy actor that picks a member (spec 8).
   std::string policy = "round_robin";
+  /// The longest a message waits for a delivery, from when it becomes
+  /// deliverable; zero = no limit (a message's own TTL still applies).
+  std::chrono::milliseconds max_age{0};
+  /// What happens to a message that expired (TTL or max_age) while waiting.
+  expiry_action on_expiry = expiry_action::dead_letter;
+  /// The highest priority the group tells apart (1 to 9); higher priorities
+  /// count as this one.
+  uint8_t max_priority = 9;
 };
 
 /// Returns true if `x` and `y` hold the same settings.
 inline bool operator==(const group_settings& x, const group_settings& y) {
   return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
                   x.max_pending_messages, x.max_pending_bytes, x.overflow,
-                  x.dead_letter, x.policy) ==
+                  x.dead_letter, x.policy, x.max_age, x.on_expiry,
+                  x.max_priority) ==
          std::tie(y.pattern, y.ack_wait, y.max_deliveries,
                   y.max_pending_messages, y.max_pending_bytes, y.overflow,
-                  y.dead_letter, y.policy);
+                  y.dead_letter, y.policy, y.max_age, y.on_expiry,
+                  y.max_priority);
 }
 
 /// Returns true if `x` and `y` differ in any setting.

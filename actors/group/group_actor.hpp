@@ -27,6 +27,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -55,6 +56,10 @@ struct group_context {
   session_actor dead_letters;
   /// The most unacked deliveries one member may hold, whatever it asks.
   uint32_t max_in_flight_limit = 65536;
+  /// Returns the Unix time in nanoseconds, read once when the group starts
+  /// to map message times (TTL, due times) to the actor clock; null = the
+  /// system clock. Tests pin it so that simulated time decides.
+  std::function<int64_t()> unix_now;
 };
 
 /// State of a group actor.
@@ -110,7 +115,7 @@ inline constexpr std::string_view original_id = "x-tinybroker-original-id";
 inline constexpr std::string_view group = "x-tinybroker-group";
 /// The attempts that group made.
 inline constexpr std::string_view attempts = "x-tinybroker-attempts";
-/// Why: `rejected` or `max_deliveries`.
+/// Why: `rejected`, `max_deliveries` or `expired`.
 inline constexpr std::string_view reason = "x-tinybroker-reason";
 /// Every group that dead-lettered it, in order, joined by ','; a group never
 /// dead-letters a message twice (it drops it instead), so loops end.
@@ -126,13 +131,39 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
                  const char* reason);
 
 /// Holds `held` again at the head of the queue, or dead-letters it when it
-/// used up its deliveries.
+/// used up its deliveries, or expires it when it is past its TTL or the
+/// group's max_age.
 void requeue(group_pointer self, group_ledger::held held);
 
 /// Holds `msgs` again at the head of the queue, the first of them first in
 /// line, dead-lettering (in their order) those that used up their
-/// deliveries.
+/// deliveries and expiring those past their TTL or max_age.
 void requeue_in_order(group_pointer self, std::vector<group_ledger::held> msgs);
+
+/// Expires `held`, which waited past its TTL or the group's max_age: counts
+/// it and dead-letters it with reason `expired`, or drops it, per
+/// `on_expiry` (actors/group/group_expiry.cpp).
+void expire(group_pointer self, const group_ledger::held& held);
+
+/// Returns true if `held` expired by now.
+bool has_expired(group_pointer self, const group_ledger::held& held);
+
+/// Sets the ledger's timing rules from the settings and `ctx.unix_now`.
+void init_timing(group_pointer self);
+
+/// Holds the messages of `msgs` that are due later apart, and the rest at
+/// the back of the queue; used by enqueue for each accepted message.
+void hold_new(group_pointer self, message_ref msg);
+
+/// Moves due scheduled messages to their levels and expires waiting
+/// messages past their time, at most `schedule_slice` of each per call, so
+/// that a million due at once never stalls the group's other work: the next
+/// wake-up comes at once and takes the next slice.
+void release_due(group_pointer self);
+
+/// Scheduled messages released, and expired ones taken, per wake-up at
+/// most (a slice costs well under 10 ms; docs/performance.md).
+constexpr std::size_t schedule_slice = 4096;
 
 /// How far ahead the group schedules its wake-up at most; a later due time
 /// is reached by a further wake-up. Bounds the wake-ups it has pending, with
