@@ -162,8 +162,9 @@ void hold_new(group_pointer self, message_ref msg);
 void release_due(group_pointer self);
 
 /// Scheduled messages released, and expired ones taken, per wake-up at
-/// most (a slice costs well under 10 ms; docs/performance.md).
-constexpr std::size_t schedule_slice = 4096;
+/// most (a slice, with the deliveries it makes, costs a few ms at most
+/// with a million scheduled; docs/performance.md).
+constexpr std::size_t schedule_slice = 1024;
 
 /// How far ahead the group schedules its wake-up at most; a later due time
 /// is reached by a further wake-up. Bounds the wake-ups it has pending, with
