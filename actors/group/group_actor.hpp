@@ -151,8 +151,8 @@ bool has_expired(group_pointer self, const group_ledger::held& held);
 /// Sets the ledger's timing rules from the settings and `ctx.unix_now`.
 void init_timing(group_pointer self);
 
-/// Holds the messages of `msgs` that are due later apart, and the rest at
-/// the back of the queue; used by enqueue for each accepted message.
+/// Holds `msg`, a message the group accepted, apart until its due time if
+/// that is still ahead, else at the back of its level's queue.
 void hold_new(group_pointer self, message_ref msg);
 
 /// Moves due scheduled messages to their levels and expires waiting

@@ -14,7 +14,8 @@ namespace tb {
 
 /// Messages scheduled for a time, taken out in due-time order (publish order
 /// among equal due times). 24 bytes per message in the heap's vector (its
-/// capacity at most twice its size, shrunk when it empties to a quarter),
+/// capacity at most twice its size while it grows; a large heap gives its
+/// memory back once at most 16,384 entries remain),
 /// O(log n) to add or take one. Guarded by `bench/group_ledger_bench.cpp`
 /// (`BM_ScheduleThenFire`).
 class group_schedule {
