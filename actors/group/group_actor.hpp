@@ -15,7 +15,9 @@
 // the same for every policy.
 //
 // Timers: one wake-up (a delayed tick_atom) at the ledger's earliest
-// deadline or delay, none per message (actors/group/group_stalls.cpp).
+// deadline, delay, due time of a scheduled message or expiry of the message
+// at the front of a priority level; none per message
+// (actors/group/group_stalls.cpp, actors/group/group_expiry.cpp).
 //
 // Stalls: a member whose deliveries expire `stall_after` times in a row
 // (those expiring together count once), with no answer from its session in

@@ -238,7 +238,9 @@ TEST_F(GroupTime, EqualDueTimesKeepPublishOrder) {
     expected.push_back(std::to_string(i));
   }
   enqueue(std::move(msgs));
-  step(100ms);
+  step(99ms);
+  EXPECT_TRUE(a.sink->payloads().empty());
+  step(1ms);
   EXPECT_EQ(a.sink->payloads(), expected);
 }
 
@@ -264,6 +266,7 @@ TEST_F(GroupTime, ScheduledMessagesCountAgainstTheBounds) {
   create_work([](tb::group_settings& s) { s.max_pending_messages = 2; });
   EXPECT_TRUE(
       enqueue({make("a", delay(1000)), make("b", delay(1000))}).empty());
+  EXPECT_EQ(counters("work").scheduled, 2u);
   EXPECT_EQ(enqueue({make("c")}), std::vector<uint32_t>{0});
   EXPECT_EQ(counters("work").refused, 1u);
 }
@@ -339,18 +342,20 @@ TEST_F(GroupTime, RequeuedMessagesKeepTheirPriority) {
 
 TEST_F(GroupTime, MaxPriorityCapsTheLevels) {
   create_work([](tb::group_settings& s) { s.max_priority = 3; });
-  enqueue({make("p5", priority(5)), make("p9", priority(9)),
-           make("p3", priority(3)), make("p1", priority(1))});
+  enqueue({make("p2", priority(2)), make("p5", priority(5)),
+           make("p9", priority(9)), make("p3", priority(3))});
   join(a, 1, "work", "jobs.>");
-  EXPECT_EQ(a.sink->payloads(), (strings{"p5", "p9", "p3", "p1"}));
+  // 5, 9 and 3 share level 3, in publish order, before level 2.
+  EXPECT_EQ(a.sink->payloads(), (strings{"p5", "p9", "p3", "p2"}));
 }
 
 TEST_F(GroupTime, ADelayedMessageJoinsItsLevelWhenDue) {
   create_work();
   join(a, 1, "work", "jobs.>", 1);
-  enqueue({make("busy"), make("late9", message_timing{0, 100, 9}), make("w0"),
+  enqueue({make("busy"), make("w0"), make("late9", message_timing{0, 100, 9}),
            make("w1")});
   step(100ms);
+  // Due now, at level 9: ahead of w0 and w1, which waited longer.
   ack(a, {a.sink->deliveries().at(0).delivery_id()});
   EXPECT_EQ(a.sink->payloads(), (strings{"busy", "late9"}));
 }
