@@ -24,9 +24,12 @@ typename std::enable_if<Inspector::reads_state,
 inspect(Inspector& f, group_settings& x) {
   auto ack_wait_ms = static_cast<int64_t>(x.ack_wait.count());
   auto overflow = static_cast<uint8_t>(x.overflow);
+  auto max_age_ms = static_cast<int64_t>(x.max_age.count());
+  auto on_expiry = static_cast<uint8_t>(x.on_expiry);
   return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
            x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
-           overflow, x.dead_letter, x.policy);
+           overflow, x.dead_letter, x.policy, max_age_ms, on_expiry,
+           x.max_priority);
 }
 
 /// Deserializes group settings.
@@ -37,14 +40,19 @@ typename std::enable_if<Inspector::writes_state,
 inspect(Inspector& f, group_settings& x) {
   int64_t ack_wait_ms = 0;
   uint8_t overflow = 0;
+  int64_t max_age_ms = 0;
+  uint8_t on_expiry = 0;
   auto apply = [&]() -> caf::error {
     x.ack_wait = std::chrono::milliseconds{ack_wait_ms};
     x.overflow = static_cast<overflow_policy>(overflow);
+    x.max_age = std::chrono::milliseconds{max_age_ms};
+    x.on_expiry = static_cast<expiry_action>(on_expiry);
     return caf::none;
   };
   return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
            x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
-           overflow, x.dead_letter, x.policy, caf::meta::load_callback(apply));
+           overflow, x.dead_letter, x.policy, max_age_ms, on_expiry,
+           x.max_priority, caf::meta::load_callback(apply));
 }
 
 /// What a session asks for when it joins a group.
@@ -156,6 +164,14 @@ struct group_counters {
   uint64_t expired = 0;
   /// Members marked stalled (counted in `members` too).
   uint64_t stalled_members = 0;
+  /// Messages that expired while waiting (TTL or max_age), dead-lettered or
+  /// dropped per `on_expiry`.
+  uint64_t expired_ttl = 0;
+  /// Messages held apart until their due time (counted in `pending` too).
+  uint64_t scheduled = 0;
+  /// When the earliest scheduled message falls due, Unix milliseconds; 0
+  /// when none is scheduled.
+  int64_t next_due_unix_ms = 0;
 };
 
 /// @relates group_counters
@@ -166,7 +182,8 @@ typename Inspector::result_type inspect(Inspector& f, group_counters& x) {
            x.dead_lettered, x.dropped, x.refused, x.stale_answers, x.held_bytes,
            x.oldest_pending_age_ms, x.received_per_second_1s,
            x.received_per_second_10s, x.acked_per_second_1s,
-           x.acked_per_second_10s, x.expired, x.stalled_members);
+           x.acked_per_second_10s, x.expired, x.stalled_members, x.expired_ttl,
+           x.scheduled, x.next_due_unix_ms);
 }
 
 /// One member of a group as the Stats view shows it.

@@ -2,6 +2,8 @@
 
 #include <new>
 
+#include "config/broker_config.hpp"
+
 namespace tb {
 
 namespace {
@@ -64,7 +66,7 @@ char* message_record::put_fixed(message_record* rec, uint64_t id, int64_t nanos,
                                 std::string_view key) noexcept {
   rec->id_ = id;
   rec->accepted_unix_nanos_ = nanos;
-  rec->topic_size_ = static_cast<uint32_t>(topic.size());
+  rec->topic_size_ = static_cast<uint16_t>(topic.size());
   rec->payload_size_ = static_cast<uint32_t>(payload.size());
   rec->key_size_ = static_cast<uint32_t>(key.size());
   return put_bytes(put_bytes(put_bytes(rec->data(), topic), payload), key);
@@ -75,7 +77,11 @@ void message_ref::release(const message_record* rec) noexcept {
   ::operator delete(const_cast<message_record*>(rec));
 }
 
-static_assert(sizeof(message_record) == 40, "the fixed part grew");
+static_assert(sizeof(message_record) == 48, "the fixed part grew");
 static_assert(sizeof(message_ref) == sizeof(void*), "a reference grew");
+static_assert(max_record_topic_bytes == max_topic_bytes_limit,
+              "the config must bound topics to what a record holds");
+static_assert(max_delay_limit_ms <= UINT32_MAX,
+              "the config must bound delays to what a record holds");
 
 } // namespace tb

@@ -48,6 +48,33 @@ inline bool from_string(std::string_view text, overflow_policy& out) noexcept {
   return false;
 }
 
+/// What a group does with a message that expired while waiting (issue 29).
+enum class expiry_action : uint8_t {
+  /// Publish it to the dead letter topic with reason `expired`.
+  dead_letter,
+  /// Drop it.
+  drop,
+};
+
+/// Returns the configuration name of `x`: `"dead_letter"` or `"drop"`.
+inline std::string_view to_string(expiry_action x) noexcept {
+  return x == expiry_action::dead_letter ? "dead_letter" : "drop";
+}
+
+/// Sets `out` from its configuration name and returns true, or returns false
+/// and leaves `out` alone when `text` names no action.
+inline bool from_string(std::string_view text, expiry_action& out) noexcept {
+  if (text == "dead_letter") {
+    out = expiry_action::dead_letter;
+    return true;
+  }
+  if (text == "drop") {
+    out = expiry_action::drop;
+    return true;
+  }
+  return false;
+}
+
 /// The settings of one consumer group (spec 6).
 struct group_settings {
   /// The topic pattern the group holds messages of; empty in the defaults.
@@ -66,22 +93,40 @@ struct group_settings {
   std::string dead_letter;
   /// The registered name of the policy actor that picks a member (spec 8).
   std::string policy = "round_robin";
+  /// The longest a message waits for a delivery, from when it becomes
+  /// deliverable; zero = no limit (a message's own TTL still applies).
+  std::chrono::milliseconds max_age{0};
+  /// What happens to a message that expired (TTL or max_age) while waiting.
+  expiry_action on_expiry = expiry_action::dead_letter;
+  /// The highest priority the group tells apart (1 to 9); higher priorities
+  /// count as this one.
+  uint8_t max_priority = 9;
 };
 
 /// Returns true if `x` and `y` hold the same settings.
 inline bool operator==(const group_settings& x, const group_settings& y) {
   return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
                   x.max_pending_messages, x.max_pending_bytes, x.overflow,
-                  x.dead_letter, x.policy) ==
+                  x.dead_letter, x.policy, x.max_age, x.on_expiry,
+                  x.max_priority) ==
          std::tie(y.pattern, y.ack_wait, y.max_deliveries,
                   y.max_pending_messages, y.max_pending_bytes, y.overflow,
-                  y.dead_letter, y.policy);
+                  y.dead_letter, y.policy, y.max_age, y.on_expiry,
+                  y.max_priority);
 }
 
 /// Returns true if `x` and `y` differ in any setting.
 inline bool operator!=(const group_settings& x, const group_settings& y) {
   return !(x == y);
 }
+
+/// The largest `limits.max_topic_bytes` (a message keeps its topic's size in
+/// 16 bits).
+inline constexpr uint64_t max_topic_bytes_limit = 65535;
+
+/// The largest `limits.max_delay` in milliseconds, 49 days (a message keeps
+/// its delay in 32 bits of milliseconds).
+inline constexpr uint64_t max_delay_limit_ms = 49ull * 24 * 3'600'000;
 
 /// Bounds that keep the broker's memory and work per request bounded.
 struct limits_config {
@@ -116,6 +161,10 @@ struct limits_config {
   /// publishes to more topics looks the others up again (a router round
   /// trip each).
   std::size_t max_routes_per_session = 131'072;
+  /// How far ahead a publisher may schedule a message (`delay_ms`,
+  /// `not_before_unix_ms`); at most 49 days (delays are kept in 32 bits of
+  /// milliseconds).
+  std::chrono::milliseconds max_delay{7LL * 24 * 3600 * 1000};
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -125,13 +174,13 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.subscription_buffer, x.max_subscriptions_per_session,
                   x.max_session_buffered_bytes, x.max_in_flight_per_session,
                   x.max_frame_messages, x.max_sessions, x.max_groups,
-                  x.max_topics, x.max_routes_per_session) ==
+                  x.max_topics, x.max_routes_per_session, x.max_delay) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.max_subscribe_batch,
                   y.subscription_buffer, y.max_subscriptions_per_session,
                   y.max_session_buffered_bytes, y.max_in_flight_per_session,
                   y.max_frame_messages, y.max_sessions, y.max_groups,
-                  y.max_topics, y.max_routes_per_session);
+                  y.max_topics, y.max_routes_per_session, y.max_delay);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

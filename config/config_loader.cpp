@@ -55,7 +55,10 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
   auto& lim = cfg.limits;
   auto limits = r.table(
       {{"max_message_bytes", r.size(lim.max_message_bytes)},
-       {"max_topic_bytes", r.size(lim.max_topic_bytes)},
+       {"max_topic_bytes",
+        r.number(lim.max_topic_bytes, 1, max_topic_bytes_limit,
+                 "a size from 1 to 65535 bytes, like 255 or \"1KiB\"",
+                 parse_size)},
        {"max_topic_tokens", r.count(lim.max_topic_tokens, 1)},
        {"max_publish_batch", r.count(lim.max_publish_batch, 1)},
        {"max_subscribe_batch", r.count(lim.max_subscribe_batch, 1)},
@@ -68,7 +71,15 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"max_sessions", r.count(lim.max_sessions, 1)},
        {"max_groups", r.count(lim.max_groups, 1)},
        {"max_topics", r.count(lim.max_topics, 1)},
-       {"max_routes_per_session", r.count(lim.max_routes_per_session, 1)}});
+       {"max_routes_per_session", r.count(lim.max_routes_per_session, 1)},
+       {"max_delay",
+        r.number(lim.max_delay, 1, max_delay_limit_ms,
+                 "a duration > 0 of at most 49 days: a string like \"30s\", "
+                 "\"2h\" or \"1176h\", or an integer of milliseconds",
+                 [](std::string_view t) {
+                   return detail::parse_scaled(t, detail::time_units,
+                                               max_delay_limit_ms);
+                 })}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});

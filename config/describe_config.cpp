@@ -40,6 +40,13 @@ std::string describe(const broker_config& cfg) {
        << to_string(g.overflow) << ", dead_letter "
        << (g.dead_letter.empty() ? "$dlq.<group>" : g.dead_letter)
        << ", policy " << g.policy;
+    // Issue 29's settings, when not the defaults.
+    if (g.max_age.count() != 0)
+      os << ", max_age " << ms(g.max_age);
+    if (g.on_expiry != expiry_action::dead_letter)
+      os << ", on_expiry " << to_string(g.on_expiry);
+    if (g.max_priority != 9)
+      os << ", max_priority " << int{g.max_priority};
   };
   const auto& l = cfg.limits;
   os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "

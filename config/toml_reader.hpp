@@ -237,6 +237,14 @@ public:
     };
   }
 
+  // Returns a reader for what a group does with expired messages.
+  field_fn on_expiry(expiry_action& out) {
+    return [this, &out](const toml::value& v, const std::string& path) {
+      if (!v.is_string() || !from_string(v.as_string().str, out))
+        bad(v, path, "\"dead_letter\" or \"drop\"");
+    };
+  }
+
   // Returns a reader for the settings of a group; a `declared` group needs a
   // pattern, the defaults may not have one.
   field_fn group(group_settings& out, bool declared) {
@@ -251,7 +259,10 @@ public:
           {"dead_letter", text(out.dead_letter, "a string",
                                [](std::string_view) { return true; })},
           {"policy",
-           text(out.policy, "a policy name like \"round_robin\"", is_name)}};
+           text(out.policy, "a policy name like \"round_robin\"", is_name)},
+          {"max_age", duration_or_off(out.max_age)},
+          {"on_expiry", on_expiry(out.on_expiry)},
+          {"max_priority", count(out.max_priority, 1, 9)}};
       if (declared)
         fields.push_back(
             {"pattern", text(out.pattern, "a non-empty pattern",

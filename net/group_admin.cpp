@@ -85,6 +85,38 @@ error_info from_proto(const pb::GroupSettings& in,
     out.dead_letter = in.dead_letter();
   if (!in.policy().empty())
     out.policy = in.policy();
+  if (in.max_age_ms() != 0) {
+    if (in.max_age_ms() > detail::max_duration_ms)
+      return make_error_info(ec::invalid_request,
+                             "settings.max_age_ms " +
+                                 std::to_string(in.max_age_ms()) +
+                                 " is more than 8760h");
+    out.max_age = std::chrono::milliseconds{in.max_age_ms()};
+  }
+  switch (in.on_expiry()) {
+  case pb::EXPIRY_ACTION_UNSPECIFIED:
+    break;
+  case pb::EXPIRY_DEAD_LETTER:
+    out.on_expiry = expiry_action::dead_letter;
+    break;
+  case pb::EXPIRY_DROP:
+    out.on_expiry = expiry_action::drop;
+    break;
+  default:
+    return make_error_info(ec::invalid_request,
+                           "settings.on_expiry " +
+                               std::to_string(in.on_expiry()) +
+                               " is not a defined ExpiryAction value (1 = "
+                               "EXPIRY_DEAD_LETTER, 2 = EXPIRY_DROP, 0 = the "
+                               "configured default)");
+  }
+  if (in.max_priority() > max_message_priority)
+    return make_error_info(ec::invalid_request,
+                           "settings.max_priority " +
+                               std::to_string(in.max_priority()) +
+                               " is more than 9 (priorities go from 0 to 9)");
+  if (in.max_priority() != 0)
+    out.max_priority = static_cast<uint8_t>(in.max_priority());
   return {};
 }
 
@@ -102,6 +134,11 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
                      : pb::OVERFLOW_REJECT);
   s.set_dead_letter(in.settings.dead_letter);
   s.set_policy(in.settings.policy);
+  s.set_max_age_ms(static_cast<uint64_t>(in.settings.max_age.count()));
+  s.set_on_expiry(in.settings.on_expiry == expiry_action::drop
+                      ? pb::EXPIRY_DROP
+                      : pb::EXPIRY_DEAD_LETTER);
+  s.set_max_priority(in.settings.max_priority);
   auto& c = *out.mutable_counters();
   c.set_pending(in.counters.pending);
   c.set_in_flight(in.counters.in_flight);
@@ -122,6 +159,9 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
   c.set_acked_per_second_10s(in.counters.acked_per_second_10s);
   c.set_expired(in.counters.expired);
   c.set_stalled_members(in.counters.stalled_members);
+  c.set_expired_ttl(in.counters.expired_ttl);
+  c.set_scheduled(in.counters.scheduled);
+  c.set_next_due_unix_ms(in.counters.next_due_unix_ms);
 }
 
 void create_group_call(caf::actor_system& sys, router_actor router,

@@ -204,6 +204,24 @@ const group_metric group_metrics[] = {
      [](const pb::GroupCounters& g) {
        return count(g.dropped());
      }},
+    {"tinybroker_group_expired_ttl_total", "counter",
+     "Messages that expired while waiting (ttl_ms or max_age), "
+     "dead-lettered or dropped per on_expiry.",
+     [](const pb::GroupCounters& g) {
+       return count(g.expired_ttl());
+     }},
+    {"tinybroker_group_scheduled_messages", "gauge",
+     "Messages held apart until their due time (delay_ms, "
+     "not_before_unix_ms, nacks with a delay).",
+     [](const pb::GroupCounters& g) {
+       return count(g.scheduled());
+     }},
+    {"tinybroker_group_next_due_timestamp_seconds", "gauge",
+     "When the earliest scheduled message falls due, in Unix seconds (0 "
+     "when none is scheduled).",
+     [](const pb::GroupCounters& g) {
+       return seconds(static_cast<uint64_t>(g.next_due_unix_ms()));
+     }},
     {"tinybroker_group_refused_total", "counter",
      "Messages refused because the group was full (overflow = reject).",
      [](const pb::GroupCounters& g) {

@@ -92,14 +92,18 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   for (auto& s : g.publishers)
     accumulate(sum, s);
   auto& b = *reply.mutable_broker();
-  uint64_t group_bytes = 0;
+  uint64_t group_bytes = 0, group_expired_ttl = 0, group_scheduled = 0;
   for (auto& info : g.groups) {
     group_bytes += info.counters.held_bytes;
+    group_expired_ttl += info.counters.expired_ttl;
+    group_scheduled += info.counters.scheduled;
     if (auto& sums = g.sources.group_sums) {
       sums->pending += info.counters.pending;
       sums->in_flight += info.counters.in_flight;
     }
   }
+  b.set_group_expired_ttl(group_expired_ttl);
+  b.set_group_scheduled(group_scheduled);
   if (g.sources.floor)
     g.sources.floor->apply(sum);
   b.set_published(sum.published);

@@ -38,6 +38,10 @@ std::string_view to_string(ec code) noexcept {
     return "unimplemented";
   case ec::internal:
     return "internal";
+  case ec::invalid_priority:
+    return "invalid_priority";
+  case ec::invalid_schedule:
+    return "invalid_schedule";
   }
   return "unknown";
 }
@@ -56,6 +60,8 @@ int grpc_status_code(ec code) noexcept {
   case ec::invalid_group_name:
   case ec::message_too_large:
   case ec::invalid_request:
+  case ec::invalid_priority:
+  case ec::invalid_schedule:
     return invalid_argument;
   case ec::reserved_topic:
   case ec::permission_denied:

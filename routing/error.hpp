@@ -52,6 +52,11 @@ enum class ec : uint8_t {
   unimplemented,
   /// A broker-internal failure (a bug): the request may be retried.
   internal,
+  /// A message's priority is above 9.
+  invalid_priority,
+  /// A message's schedule is wrong: both `delay_ms` and `not_before_unix_ms`
+  /// set, or its due time beyond `limits.max_delay`.
+  invalid_schedule,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.

@@ -64,9 +64,14 @@ void dispatch(group_pointer self) {
   std::unordered_map<uint64_t, group_delivery_batch> out;
   std::vector<group_ledger::held> passed;
   auto deadline = now(self) + st.settings.ack_wait;
+  auto at = now(self);
   while (credit > 0 && st.ledger.has_ready() &&
          passed.size() < policy_lookahead) {
     auto held = st.ledger.pop_front();
+    if (st.ledger.is_expired(*held.msg, at)) {
+      expire(self, held);
+      continue;
+    }
     auto give_up = false;
     auto key = pick_member(self, held, give_up);
     if (give_up) {
@@ -185,6 +190,7 @@ void on_tick(group_pointer self) {
   for (auto key : touched)
     release_member_if_done(self, key);
   st.ledger.release_delayed(now(self));
+  release_due(self);
   dispatch(self);
 }
 
@@ -237,7 +243,7 @@ enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
       continue;
     }
     ++st.counters.received;
-    st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
+    hold_new(self, std::move(msgs[i]));
   }
   if (msgs.size() > reply.refused.size())
     st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
@@ -304,6 +310,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
   st.policy = policy_registry::make(st.settings.policy, st.settings);
   if (st.policy == nullptr)
     st.policy = std::make_unique<round_robin_policy>();
+  init_timing(self);
   self->set_down_handler(
       [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
   return {
@@ -344,7 +351,8 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           if (auto* member = st.members.find(f.member))
             ++member->nacks;
           f.message.add_try(f.member);
-          if (delay_ms == 0 || used_up(self, f.message)) {
+          if (delay_ms == 0 || used_up(self, f.message) ||
+              has_expired(self, f.message)) {
             requeue(self, std::move(f.message));
             return;
           }

@@ -15,7 +15,9 @@
 // the same for every policy.
 //
 // Timers: one wake-up (a delayed tick_atom) at the ledger's earliest
-// deadline or delay, none per message (actors/group/group_stalls.cpp).
+// deadline, delay, due time of a scheduled message or expiry of the message
+// at the front of a priority level; none per message
+// (actors/group/group_stalls.cpp, actors/group/group_expiry.cpp).
 //
 // Stalls: a member whose deliveries expire `stall_after` times in a row
 // (those expiring together count once), with no answer from its session in
@@ -27,6 +29,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -55,6 +58,10 @@ struct group_context {
   session_actor dead_letters;
   /// The most unacked deliveries one member may hold, whatever it asks.
   uint32_t max_in_flight_limit = 65536;
+  /// Returns the Unix time in nanoseconds, read once when the group starts
+  /// to map message times (TTL, due times) to the actor clock; null = the
+  /// system clock. Tests pin it so that simulated time decides.
+  std::function<int64_t()> unix_now;
 };
 
 /// State of a group actor.
@@ -110,7 +117,7 @@ inline constexpr std::string_view original_id = "x-tinybroker-original-id";
 inline constexpr std::string_view group = "x-tinybroker-group";
 /// The attempts that group made.
 inline constexpr std::string_view attempts = "x-tinybroker-attempts";
-/// Why: `rejected` or `max_deliveries`.
+/// Why: `rejected`, `max_deliveries` or `expired`.
 inline constexpr std::string_view reason = "x-tinybroker-reason";
 /// Every group that dead-lettered it, in order, joined by ','; a group never
 /// dead-letters a message twice (it drops it instead), so loops end.
@@ -126,13 +133,40 @@ void dead_letter(group_pointer self, const group_ledger::held& held,
                  const char* reason);
 
 /// Holds `held` again at the head of the queue, or dead-letters it when it
-/// used up its deliveries.
+/// used up its deliveries, or expires it when it is past its TTL or the
+/// group's max_age.
 void requeue(group_pointer self, group_ledger::held held);
 
 /// Holds `msgs` again at the head of the queue, the first of them first in
 /// line, dead-lettering (in their order) those that used up their
-/// deliveries.
+/// deliveries and expiring those past their TTL or max_age.
 void requeue_in_order(group_pointer self, std::vector<group_ledger::held> msgs);
+
+/// Expires `held`, which waited past its TTL or the group's max_age: counts
+/// it and dead-letters it with reason `expired`, or drops it, per
+/// `on_expiry` (actors/group/group_expiry.cpp).
+void expire(group_pointer self, const group_ledger::held& held);
+
+/// Returns true if `held` expired by now.
+bool has_expired(group_pointer self, const group_ledger::held& held);
+
+/// Sets the ledger's timing rules from the settings and `ctx.unix_now`.
+void init_timing(group_pointer self);
+
+/// Holds `msg`, a message the group accepted, apart until its due time if
+/// that is still ahead, else at the back of its level's queue.
+void hold_new(group_pointer self, message_ref msg);
+
+/// Moves due scheduled messages to their levels and expires waiting
+/// messages past their time, at most `schedule_slice` of each per call, so
+/// that a million due at once never stalls the group's other work: the next
+/// wake-up comes at once and takes the next slice.
+void release_due(group_pointer self);
+
+/// Scheduled messages released, and expired ones taken, per wake-up at
+/// most (a slice, with the deliveries it makes, costs a few ms at most
+/// with a million scheduled; docs/performance.md).
+constexpr std::size_t schedule_slice = 1024;
 
 /// How far ahead the group schedules its wake-up at most; a later due time
 /// is reached by a further wake-up. Bounds the wake-ups it has pending, with

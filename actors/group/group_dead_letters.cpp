@@ -117,6 +117,10 @@ bool used_up(group_pointer self, const group_ledger::held& held) {
 }
 
 void requeue(group_pointer self, group_ledger::held held) {
+  if (has_expired(self, held)) {
+    expire(self, held);
+    return;
+  }
   if (used_up(self, held)) {
     dead_letter(self, held, "max_deliveries");
     return;
@@ -131,7 +135,9 @@ void requeue_in_order(group_pointer self,
                       std::vector<group_ledger::held> msgs) {
   std::vector<group_ledger::held> again;
   for (auto& held : msgs)
-    if (used_up(self, held))
+    if (has_expired(self, held))
+      expire(self, held);
+    else if (used_up(self, held))
       dead_letter(self, held, "max_deliveries");
     else
       again.push_back(std::move(held));

@@ -24,31 +24,105 @@ void group_ledger::count_out(const held& msg) {
   held_bytes_ -= msg.msg->size_bytes();
 }
 
+std::optional<group_ledger::time_point>
+group_ledger::expiry_of(const message_record& msg) const noexcept {
+  auto at = msg.expires_unix_nanos();
+  if (rules_.max_age_ns != 0)
+    at = std::min(at, msg.due_unix_nanos() + rules_.max_age_ns);
+  if (at == INT64_MAX)
+    return std::nullopt;
+  return to_clock(at);
+}
+
 void group_ledger::push_back(held msg) {
   count_in(msg);
-  queue_.push_back(std::move(msg));
+  auto level = level_of(*msg.msg);
+  queue_.push_back(std::move(msg), level);
 }
 
 void group_ledger::push_front(held msg) {
   count_in(msg);
-  queue_.push_front(std::move(msg));
+  auto level = level_of(*msg.msg);
+  queue_.push_front(std::move(msg), level);
 }
 
 group_ledger::held group_ledger::pop_front() {
-  auto msg = std::move(queue_.front());
-  queue_.pop_front();
+  auto msg = queue_.pop_front();
   count_out(msg);
   return msg;
 }
 
+void group_ledger::schedule(message_ref msg, time_point due) {
+  held_bytes_ += msg->size_bytes();
+  schedule_.add(std::move(msg), due);
+}
+
+std::size_t group_ledger::release_scheduled(time_point now, std::size_t limit) {
+  std::size_t n = 0;
+  for (; n < limit; ++n) {
+    auto msg = schedule_.take_due(now);
+    if (!msg)
+      break;
+    auto level = level_of(*msg);
+    queue_.push_back(held{std::move(msg), 0}, level); // bytes stay counted
+  }
+  return n;
+}
+
+std::vector<group_ledger::held> group_ledger::take_expired(time_point now,
+                                                           std::size_t limit) {
+  std::vector<held> result;
+  if (queue_.empty())
+    return result;
+  queue_.for_each_level([&](auto& level) {
+    while (result.size() < limit && !level.items.empty() &&
+           is_expired(*level.items.front().msg, now)) {
+      result.push_back(queue_.take_front(level));
+      count_out(result.back());
+    }
+  });
+  return result;
+}
+
+std::optional<group_ledger::time_point>
+group_ledger::next_front_expiry() const {
+  std::optional<time_point> result;
+  queue_.for_each_level([&](const auto& level) {
+    if (level.items.empty())
+      return;
+    auto& msg = *level.items.front().msg;
+    if (msg.ttl_ms() == 0 && rules_.max_age_ns == 0)
+      return;
+    if (auto at = expiry_of(msg); at && (!result || *at < *result))
+      result = at;
+  });
+  return result;
+}
+
+std::optional<group_ledger::time_point> group_ledger::next_scheduled() const {
+  std::optional<time_point> result;
+  if (!schedule_.empty())
+    result = schedule_.next_due();
+  if (!delayed_.empty() && (!result || delayed_.begin()->first < *result))
+    result = delayed_.begin()->first;
+  return result;
+}
+
 bool group_ledger::drop_oldest_pending() {
+  // The oldest of the least urgent level first: the message the group would
+  // deliver last among those waiting longest (docs/semantics.md).
   if (!queue_.empty()) {
-    pop_front();
+    count_out(queue_.pop_lowest());
     return true;
   }
   if (!delayed_.empty()) {
     count_out(delayed_.begin()->second);
     delayed_.erase(delayed_.begin());
+    return true;
+  }
+  if (!schedule_.empty()) {
+    auto msg = schedule_.take_first();
+    held_bytes_ -= msg->size_bytes();
     return true;
   }
   return false;
@@ -116,8 +190,10 @@ std::optional<group_ledger::time_point> group_ledger::next_due() {
   std::optional<time_point> result;
   if (!deadlines_.empty())
     result = deadlines_.front().first;
-  if (!delayed_.empty() && (!result || delayed_.begin()->first < *result))
-    result = delayed_.begin()->first;
+  if (auto at = next_scheduled(); at && (!result || *at < *result))
+    result = at;
+  if (auto at = next_front_expiry(); at && (!result || *at < *result))
+    result = at;
   return result;
 }
 
@@ -142,13 +218,16 @@ void group_ledger::release_delayed(time_point now) {
     due.push_back(std::move(delayed_.begin()->second));
     delayed_.erase(delayed_.begin());
   }
-  for (auto i = due.rbegin(); i != due.rend(); ++i)
-    queue_.push_front(std::move(*i)); // bytes stay counted
+  for (auto i = due.rbegin(); i != due.rend(); ++i) {
+    auto level = level_of(*i->msg);
+    queue_.push_front(std::move(*i), level); // bytes stay counted
+  }
 }
 
 std::size_t group_ledger::clear() {
   auto n = held_messages();
   queue_.clear();
+  schedule_.clear();
   flights_.clear();
   deadlines_.clear();
   delayed_.clear();
@@ -174,10 +253,13 @@ std::optional<int64_t> group_ledger::oldest_pending_accepted() const {
     if (!result || t < *result)
       result = t;
   };
-  // The queue is in acceptance order but for redeliveries put back at its
-  // head, which are older still: its front is its oldest.
-  if (!queue_.empty())
-    consider(queue_.front());
+  // Each level is in acceptance order but for redeliveries put back at its
+  // head, which are older still: its front is its oldest. Scheduled
+  // messages do not wait for a delivery until due: not counted.
+  queue_.for_each_level([&](const auto& level) {
+    if (!level.items.empty())
+      consider(level.items.front());
+  });
   for (auto& [due, h] : delayed_)
     consider(h);
   return result;

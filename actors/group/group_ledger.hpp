@@ -3,6 +3,7 @@
 
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -12,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "actors/group/group_schedule.hpp"
+#include "actors/group/priority_levels.hpp"
 #include "actors/message.hpp"
 
 namespace tb {
@@ -26,10 +29,29 @@ namespace tb {
 /// the stale one is skipped when met. Delayed redeliveries wait in a map
 /// ordered by due time. `next_due` is the earliest of both heads, so the
 /// group actor keeps one wake-up at that time and none per message.
+///
+/// Issue 29: waiting messages are kept by priority (`priority_levels`,
+/// strict, highest first); messages published with a delay wait apart in a
+/// heap (`group_schedule`) until due, then join the back of their level; a
+/// message expires when it waits past its TTL or the group's max_age, found
+/// at the front of its level (as RabbitMQ expires per-message TTLs at the
+/// head) and when it is taken. `next_due` includes the earliest due time
+/// and the earliest expiry of a level's front.
 class group_ledger {
 public:
   /// The clock of deadlines (CAF's actor clock, simulated in tests).
   using time_point = std::chrono::steady_clock::time_point;
+
+  /// How message times (Unix nanoseconds) map to the ledger's clock, and the
+  /// group's settings that apply to them.
+  struct timing_rules {
+    /// Added to a Unix time in nanoseconds, gives the ledger's clock.
+    int64_t unix_to_clock_ns = 0;
+    /// The group's max_age in nanoseconds; 0 = none.
+    int64_t max_age_ns = 0;
+    /// The highest priority level told apart.
+    uint8_t max_priority = max_message_priority;
+  };
 
   /// A held message and how often it was delivered so far.
   struct held {
@@ -83,9 +105,65 @@ public:
     time_point deadline;
   };
 
-  /// Returns how many messages the group holds: queued, delayed, in flight.
+  /// Sets how times map and which group settings apply.
+  void set_rules(timing_rules rules) noexcept {
+    rules_ = rules;
+  }
+
+  /// Returns the rules in force.
+  const timing_rules& rules() const noexcept {
+    return rules_;
+  }
+
+  /// Returns the ledger's time of the Unix time `unix_ns`.
+  time_point to_clock(int64_t unix_ns) const noexcept {
+    return time_point{
+        std::chrono::nanoseconds{unix_ns + rules_.unix_to_clock_ns}};
+  }
+
+  /// Returns the Unix time (nanoseconds) of the ledger's time `t`.
+  int64_t to_unix(time_point t) const noexcept {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               t.time_since_epoch())
+               .count() -
+           rules_.unix_to_clock_ns;
+  }
+
+  /// Returns when `msg` expires on the ledger's clock (the earlier of its
+  /// TTL and the group's max_age, both from its due time); nothing if never.
+  std::optional<time_point> expiry_of(const message_record& msg) const noexcept;
+
+  /// Returns true if `msg` expired at `now`.
+  bool is_expired(const message_record& msg, time_point now) const noexcept {
+    if (msg.ttl_ms() == 0 && rules_.max_age_ns == 0)
+      return false;
+    auto at = expiry_of(msg);
+    return at && *at <= now;
+  }
+
+  /// Returns the level `msg` waits at: its priority, capped.
+  uint8_t level_of(const message_record& msg) const noexcept {
+    return std::min(msg.priority(), rules_.max_priority);
+  }
+
+  /// Returns how many messages the group holds: queued, scheduled, delayed,
+  /// in flight.
   std::size_t held_messages() const noexcept {
-    return queue_.size() + delayed_.size() + flights_.size();
+    return queue_.size() + schedule_.size() + delayed_.size() + flights_.size();
+  }
+
+  /// Returns the messages held apart until a due time: scheduled by their
+  /// publisher, or nacked with a delay.
+  std::size_t scheduled() const noexcept {
+    return schedule_.size() + delayed_.size();
+  }
+
+  /// Returns the earliest due time of a scheduled message, if any.
+  std::optional<time_point> next_scheduled() const;
+
+  /// Returns the bytes the schedule's heap allocated.
+  std::size_t schedule_allocated_bytes() const noexcept {
+    return schedule_.allocated_bytes();
   }
 
   /// Returns the bytes (payload, headers, key) of the held messages.
@@ -93,9 +171,10 @@ public:
     return held_bytes_;
   }
 
-  /// Returns the messages waiting for a delivery (not in flight).
+  /// Returns the messages waiting for a delivery (not in flight), the
+  /// scheduled ones included.
   std::size_t pending() const noexcept {
-    return queue_.size() + delayed_.size();
+    return queue_.size() + schedule_.size() + delayed_.size();
   }
 
   /// Returns the deliveries in flight.
@@ -113,8 +192,19 @@ public:
   /// returned belongs to a live delivery or a parked message.
   std::optional<time_point> next_due();
 
-  /// Holds a new message at the end of the queue.
+  /// Holds a new message at the end of the queue (of its level).
   void push_back(held msg);
+
+  /// Holds a new message apart until `due`.
+  void schedule(message_ref msg, time_point due);
+
+  /// Moves up to `limit` scheduled messages that are due at `now` to the
+  /// back of their levels, in due-time order; returns how many it moved.
+  std::size_t release_scheduled(time_point now, std::size_t limit);
+
+  /// Takes up to `limit` messages that expired at `now` from the fronts of
+  /// the levels.
+  std::vector<held> take_expired(time_point now, std::size_t limit);
 
   /// Holds a message again at the head of the queue (redelivery first).
   void push_front(held msg);
@@ -173,8 +263,11 @@ private:
   void count_in(const held& msg);
   void count_out(const held& msg);
   void drop_stale_deadlines();
+  std::optional<time_point> next_front_expiry() const;
 
-  std::deque<held> queue_;
+  timing_rules rules_;
+  priority_levels<held> queue_;
+  group_schedule schedule_;
   std::unordered_map<uint64_t, flight> flights_;
   std::deque<std::pair<time_point, uint64_t>> deadlines_;
   std::multimap<time_point, held> delayed_;

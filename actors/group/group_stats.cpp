@@ -41,6 +41,9 @@ group_info describe_group(group_pointer self) {
   c.in_flight = st.ledger.in_flight();
   c.held_bytes = st.ledger.held_bytes();
   c.members = st.members.active_count();
+  c.scheduled = st.ledger.scheduled();
+  if (auto due = st.ledger.next_scheduled())
+    c.next_due_unix_ms = st.ledger.to_unix(*due) / 1'000'000;
   if (auto oldest = st.ledger.oldest_pending_accepted())
     c.oldest_pending_age_ms = millis_between(*oldest, unix_now_ns());
   c.received_per_second_1s = st.received_rate.per_second_last(now);

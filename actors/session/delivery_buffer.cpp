@@ -37,6 +37,8 @@ void to_delivery(const message_record& msg, uint64_t subscription_id,
   auto key = msg.key();
   if (!key.empty())
     out.set_key(key.data(), key.size());
+  if (msg.priority() != 0)
+    out.set_priority(msg.priority());
 }
 
 delivery_buffer::delivery_buffer(std::size_t per_subscription,

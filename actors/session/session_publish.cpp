@@ -27,6 +27,39 @@ int64_t now_unix_nanos() {
       .count();
 }
 
+// Returns why the TTL, delay and priority of `msg` cannot be taken, or no
+// error; fills `timing` (the due time as an offset from `accepted_at`).
+error_info check_timing(const session_state& st, const pb::Message& msg,
+                        int64_t accepted_at, message_timing& timing) {
+  auto topic = [&] {
+    return "message to \"" + msg.topic() + "\"";
+  };
+  if (msg.priority() > max_message_priority)
+    return make_error_info(ec::invalid_priority,
+                           topic() + " has priority " +
+                               std::to_string(msg.priority()) +
+                               "; priorities go from 0 to 9");
+  if (msg.delay_ms() != 0 && msg.not_before_unix_ms() != 0)
+    return make_error_info(ec::invalid_schedule,
+                           topic() +
+                               " sets both delay_ms and not_before_unix_ms; "
+                               "set one of them");
+  auto max_delay = st.ctx.limits.max_delay.count();
+  int64_t delay = msg.delay_ms();
+  if (msg.not_before_unix_ms() != 0)
+    delay = std::max<int64_t>(0, msg.not_before_unix_ms() -
+                                     accepted_at / 1'000'000);
+  if (delay > max_delay)
+    return make_error_info(ec::invalid_schedule,
+                           topic() + " is due in " + std::to_string(delay) +
+                               " ms; the limit is limits.max_delay = " +
+                               std::to_string(max_delay) + " ms");
+  timing.ttl_ms = msg.ttl_ms();
+  timing.delay_ms = static_cast<uint32_t>(delay);
+  timing.priority = static_cast<uint8_t>(msg.priority());
+  return {};
+}
+
 // Returns why `msg` cannot be published, or no error.
 error_info check_message(const session_state& st, const pb::Message& msg,
                          const access_grant& grant) {
@@ -242,17 +275,29 @@ make_publish_job(session_state& st,
                  const access_grant& grant) {
   auto job = std::make_shared<publish_job>();
   job->outcomes.resize(static_cast<size_t>(messages.size()));
+  auto accepted_at = now_unix_nanos();
+  // The timings of the messages, only for a batch that sets any (the common
+  // batch sets none and allocates nothing for them).
+  std::vector<message_timing> timings;
   size_t valid = 0;
   for (int i = 0; i < messages.size(); ++i) {
     auto& outcome = job->outcomes[static_cast<size_t>(i)];
-    outcome.error = check_message(st, messages[i], grant);
+    auto& msg = messages[i];
+    outcome.error = check_message(st, msg, grant);
+    if (!outcome.error &&
+        (msg.ttl_ms() != 0 || msg.delay_ms() != 0 ||
+         msg.not_before_unix_ms() != 0 || msg.priority() != 0)) {
+      if (timings.empty())
+        timings.resize(static_cast<size_t>(messages.size()));
+      outcome.error =
+          check_timing(st, msg, accepted_at, timings[static_cast<size_t>(i)]);
+    }
     if (!outcome.error)
       ++valid;
   }
   if (valid == 0)
     return job;
   auto next_id = st.ctx.ids->reserve(valid);
-  auto accepted_at = now_unix_nanos();
   job->accepted.reserve(valid);
   job->positions.reserve(valid);
   for (int i = 0; i < messages.size(); ++i) {
@@ -261,9 +306,10 @@ make_publish_job(session_state& st,
       continue;
     auto& msg = messages[i];
     outcome.id = next_id++;
-    job->accepted.push_back(message_record::make(outcome.id, accepted_at,
-                                                 msg.topic(), msg.payload(),
-                                                 msg.key(), msg.headers()));
+    job->accepted.push_back(message_record::make(
+        outcome.id, accepted_at, msg.topic(), msg.payload(), msg.key(),
+        msg.headers(),
+        timings.empty() ? message_timing{} : timings[static_cast<size_t>(i)]));
     job->positions.push_back(static_cast<uint32_t>(i));
   }
   return job;

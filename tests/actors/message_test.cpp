@@ -96,5 +96,45 @@ TEST(MessageRef, SerializesByContentAndLoadsAFreshRecord) {
   EXPECT_EQ(loaded->headers(), original->headers());
 }
 
+TEST(MessageRecord, CarriesTtlDelayAndPriorityInFortyEightBytes) {
+  EXPECT_EQ(sizeof(message_record), 48u);
+  auto plain = sample();
+  EXPECT_EQ(plain->ttl_ms(), 0u);
+  EXPECT_EQ(plain->delay_ms(), 0u);
+  EXPECT_EQ(plain->priority(), 0u);
+  EXPECT_EQ(plain->due_unix_nanos(), 123);
+  EXPECT_EQ(plain->expires_unix_nanos(), INT64_MAX);
+  auto timed =
+      message_record::make(7, 1'000'000'000, "t", "p", "", header_list{},
+                           message_timing{500, 2000, 9});
+  EXPECT_EQ(timed->ttl_ms(), 500u);
+  EXPECT_EQ(timed->delay_ms(), 2000u);
+  EXPECT_EQ(timed->priority(), 9u);
+  // Due 2 s after acceptance; the TTL runs from then.
+  EXPECT_EQ(timed->due_unix_nanos(), 3'000'000'000);
+  EXPECT_EQ(timed->expires_unix_nanos(), 3'500'000'000);
+  EXPECT_EQ(timed->topic(), "t");
+  EXPECT_EQ(timed->payload(), "p");
+}
+
+TEST(MessageRef, SerializesTtlDelayAndPriority) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto original =
+      message_record::make(9, 5, "a.b", "x", "k", header_list{{"h", "v"}},
+                           message_timing{UINT32_MAX, 4'000'000'000u, 3});
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  ASSERT_FALSE(sink(original));
+  message_ref loaded;
+  caf::binary_deserializer source{sys, buf};
+  ASSERT_FALSE(source(loaded));
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(loaded->ttl_ms(), UINT32_MAX);
+  EXPECT_EQ(loaded->delay_ms(), 4'000'000'000u);
+  EXPECT_EQ(loaded->priority(), 3u);
+  EXPECT_EQ(loaded->headers(), original->headers());
+}
+
 } // namespace
 } // namespace tb::test

@@ -322,6 +322,20 @@ TEST(config_loader, durations_and_sizes) {
   EXPECT_EQ(cfg.limits.max_topic_bytes, 1024u);
 }
 
+TEST(config_loader, max_delay_and_the_topic_bound_fit_a_message_record) {
+  EXPECT_EQ(defaults().limits.max_delay, 168h);
+  auto cfg = config_of("[limits]\nmax_delay = \"1176h\"\n"
+                       "max_topic_bytes = 65535\n");
+  EXPECT_EQ(cfg.limits.max_delay, 1176h);
+  EXPECT_EQ(cfg.limits.max_topic_bytes, 65535u);
+  auto text = error_of("[limits]\nmax_delay = \"1177h\"\n"
+                       "max_topic_bytes = \"64KiB\"\n");
+  EXPECT_NE(text.find("limits.max_delay"), std::string::npos) << text;
+  EXPECT_NE(text.find("at most 49 days"), std::string::npos) << text;
+  EXPECT_NE(text.find("limits.max_topic_bytes"), std::string::npos) << text;
+  EXPECT_NE(text.find("from 1 to 65535"), std::string::npos) << text;
+}
+
 TEST(config_loader, listen_addresses) {
   for (auto ok : {"127.0.0.1:7400", "0.0.0.0:0", "[::1]:7400", "[::]:65535",
                   "localhost:1", "broker.example.com:7400"})

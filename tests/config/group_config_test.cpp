@@ -126,3 +126,29 @@ TEST(group_config, without_a_policy_list_any_policy_name_passes) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(group_config, max_age_on_expiry_and_max_priority_are_read_and_checked) {
+  auto res = tb::load_config_string("[groups.defaults]\nmax_age = \"90s\"\n"
+                                    "[groups.a]\npattern = \"a.>\"\n"
+                                    "on_expiry = \"drop\"\nmax_priority = 3\n",
+                                    "t.toml", known_policies);
+  ASSERT_TRUE(res.ok()) << res.error().text;
+  auto& a = res.value().groups.at("a");
+  EXPECT_EQ(a.max_age, std::chrono::seconds{90});
+  EXPECT_EQ(a.on_expiry, tb::expiry_action::drop);
+  EXPECT_EQ(a.max_priority, 3);
+  EXPECT_EQ(res.value().group_defaults.on_expiry,
+            tb::expiry_action::dead_letter);
+  EXPECT_EQ(res.value().group_defaults.max_priority, 9);
+  auto err = error_of("[groups.b]\npattern = \"b\"\non_expiry = \"keep\"\n"
+                      "max_priority = 10\nmax_age = \"soon\"\n");
+  EXPECT_NE(err.find("groups.b.on_expiry"), std::string::npos) << err;
+  EXPECT_NE(err.find("\"dead_letter\" or \"drop\""), std::string::npos) << err;
+  EXPECT_NE(err.find("groups.b.max_priority"), std::string::npos) << err;
+  EXPECT_NE(err.find("from 1 to 9"), std::string::npos) << err;
+  EXPECT_NE(err.find("groups.b.max_age"), std::string::npos) << err;
+}
+
+} // namespace

@@ -68,6 +68,9 @@ pb::StatsReply sample_reply() {
     c.set_dead_lettered(base + 8);
     c.set_dropped(base + 9);
     c.set_refused(base + 10);
+    c.set_expired_ttl(base + 20);
+    c.set_scheduled(base + 21);
+    c.set_next_due_unix_ms(1'700'000'000'500);
     c.set_held_bytes(base + 11);
     c.set_oldest_pending_age_ms(2500);
   }
@@ -137,7 +140,7 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
   }
   EXPECT_EQ(helped, typed);
   EXPECT_EQ(helped.size(),
-            16u + 1u + 14u + 2u); // broker, histogram, groups, auth
+            16u + 1u + 17u + 2u); // broker, histogram, groups, auth
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {
@@ -180,6 +183,11 @@ TEST(metrics_format, group_series_carry_the_group_label_per_family) {
        "counter"},
       {"tinybroker_group_dropped_total{group=\"workers\"} 209", "counter"},
       {"tinybroker_group_refused_total{group=\"workers\"} 210", "counter"},
+      {"tinybroker_group_expired_ttl_total{group=\"workers\"} 220", "counter"},
+      {"tinybroker_group_scheduled_messages{group=\"workers\"} 221", "gauge"},
+      {"tinybroker_group_next_due_timestamp_seconds{group=\"workers\"} "
+       "1.7000000005e+09",
+       "gauge"},
       {"tinybroker_group_held_bytes{group=\"workers\"} 211", "gauge"},
       {"tinybroker_group_oldest_pending_age_seconds{group=\"workers\"} 2.5",
        "gauge"},

@@ -103,6 +103,9 @@ pb::GroupInfo sample_group() {
   c.set_dropped(2);
   c.set_refused(4);
   c.set_held_bytes(4096);
+  c.set_scheduled(5);
+  c.set_expired_ttl(6);
+  c.set_next_due_unix_ms(1'700'000'000'123);
   c.set_received_per_second_1s(120);
   c.set_received_per_second_10s(98.5);
   c.set_acked_per_second_1s(110);
@@ -128,10 +131,10 @@ TEST(GroupView, TableShowsEveryCounterAgeAndRates) {
   EXPECT_EQ(out.str(),
             "NAME     PATTERN  MEMBERS  PENDING  IN_FLIGHT  OLDEST_PENDING  "
             "RECEIVED  DELIVERED  ACKED  REDELIVERED  DEAD_LETTERED  DROPPED  "
-            "  RECV/S     ACK/S\n"
+            "SCHEDULED  EXPIRED_TTL    RECV/S     ACK/S\n"
             "workers  jobs.>         2       40          3           12.3s  "
             "    1000        960    950            7              1        2  "
-            "120/98.5  110/97.2\n");
+            "        5            6  120/98.5  110/97.2\n");
   std::ostringstream none;
   print_group_table(none, {});
   EXPECT_EQ(none.str(), "no groups\n");
@@ -195,6 +198,15 @@ TEST(GroupView, JsonHasSettingsCountersAndMembersOnlyWhenAsked) {
   EXPECT_EQ(counters.at("held_bytes").number_value(), 4096);
   EXPECT_EQ(counters.at("received_per_second_10s").number_value(), 98.5);
   EXPECT_EQ(counters.at("acked_per_second_10s").number_value(), 97.25);
+  EXPECT_EQ(counters.at("scheduled").number_value(), 5);
+  EXPECT_EQ(counters.at("expired_ttl").number_value(), 6);
+  EXPECT_EQ(counters.at("next_due_unix_ms").number_value(), 1'700'000'000'123);
+  EXPECT_EQ(fields.at("settings")
+                .struct_value()
+                .fields()
+                .at("on_expiry")
+                .string_value(),
+            "dead_letter");
   EXPECT_EQ(fields.at("settings")
                 .struct_value()
                 .fields()

@@ -27,6 +27,10 @@ void write_settings(json_writer& out, const pb::GroupSettings& s) {
       .text("overflow", overflow_name(s.overflow()))
       .text("dead_letter", s.dead_letter())
       .text("policy", s.policy())
+      .number("max_age_ms", s.max_age_ms())
+      .text("on_expiry",
+            s.on_expiry() == pb::EXPIRY_DROP ? "drop" : "dead_letter")
+      .number("max_priority", s.max_priority())
       .close_object();
 }
 
@@ -52,6 +56,9 @@ void write_counters(json_writer& out, const pb::GroupCounters& c) {
       .real("acked_per_second_10s", c.acked_per_second_10s())
       .number("expired", c.expired())
       .number("stalled_members", c.stalled_members())
+      .number("expired_ttl", c.expired_ttl())
+      .number("scheduled", c.scheduled())
+      .signed_number("next_due_unix_ms", c.next_due_unix_ms())
       .close_object();
 }
 
@@ -97,8 +104,8 @@ void print_group_table(std::ostream& out, const group_list& groups) {
   }
   text_table table{{"NAME", "PATTERN", "MEMBERS", "PENDING", "IN_FLIGHT",
                     "OLDEST_PENDING", "RECEIVED", "DELIVERED", "ACKED",
-                    "REDELIVERED", "DEAD_LETTERED", "DROPPED", "RECV/S",
-                    "ACK/S"},
+                    "REDELIVERED", "DEAD_LETTERED", "DROPPED", "SCHEDULED",
+                    "EXPIRED_TTL", "RECV/S", "ACK/S"},
                    2};
   for (auto* g : groups) {
     auto& c = g->counters();
@@ -108,7 +115,8 @@ void print_group_table(std::ostream& out, const group_list& groups) {
          format_age(c.oldest_pending_age_ms()), std::to_string(c.received()),
          std::to_string(c.delivered()), std::to_string(c.acked()),
          std::to_string(c.redelivered()), std::to_string(c.dead_lettered()),
-         std::to_string(c.dropped()),
+         std::to_string(c.dropped()), std::to_string(c.scheduled()),
+         std::to_string(c.expired_ttl()),
          rate_pair(c.received_per_second_1s(), c.received_per_second_10s()),
          rate_pair(c.acked_per_second_1s(), c.acked_per_second_10s())});
   }

@@ -1,0 +1,71 @@
+// Time in a group (issue 29): messages held apart until due, and messages
+// that wait past their TTL or the group's max_age. Both fold into the
+// group's one wake-up (actors/group/group_stalls.cpp): the ledger's
+// `next_due` includes the earliest due time and the earliest expiry of a
+// level's front.
+
+#include <chrono>
+
+#include "actors/group/group_actor.hpp"
+
+namespace tb {
+
+namespace {
+
+int64_t system_unix_now() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace
+
+void init_timing(group_pointer self) {
+  auto& st = self->state;
+  auto unix_now = st.ctx.unix_now ? st.ctx.unix_now() : system_unix_now();
+  auto clock_now = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       self->clock().now().time_since_epoch())
+                       .count();
+  group_ledger::timing_rules rules;
+  rules.unix_to_clock_ns = clock_now - unix_now;
+  rules.max_age_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(st.settings.max_age)
+          .count();
+  rules.max_priority = st.settings.max_priority;
+  st.ledger.set_rules(rules);
+}
+
+bool has_expired(group_pointer self, const group_ledger::held& held) {
+  return self->state.ledger.is_expired(*held.msg, self->clock().now());
+}
+
+void expire(group_pointer self, const group_ledger::held& held) {
+  auto& st = self->state;
+  ++st.counters.expired_ttl;
+  if (st.settings.on_expiry == expiry_action::drop)
+    ++st.counters.dropped;
+  else
+    dead_letter(self, held, "expired");
+}
+
+void hold_new(group_pointer self, message_ref msg) {
+  auto& st = self->state;
+  if (msg->delay_ms() != 0) {
+    auto due = st.ledger.to_clock(msg->due_unix_nanos());
+    if (due > self->clock().now()) {
+      st.ledger.schedule(std::move(msg), due);
+      return;
+    }
+  }
+  st.ledger.push_back(group_ledger::held{std::move(msg), 0});
+}
+
+void release_due(group_pointer self) {
+  auto& st = self->state;
+  auto now = self->clock().now();
+  st.ledger.release_scheduled(now, schedule_slice);
+  for (auto& held : st.ledger.take_expired(now, schedule_slice))
+    expire(self, held);
+}
+
+} // namespace tb
