@@ -177,40 +177,101 @@ struct group_share {
   std::vector<uint32_t> positions;
 };
 
-// Asks each group to hold its share; a refusal (a full group) marks the
-// message's outcome, naming the group. Confirms once every group answered.
-void enqueue_in_groups(session_pointer self, std::shared_ptr<publish_job> job,
-                       std::vector<group_share> shares) {
-  job->pending_groups = shares.size();
+// The delayed messages of one publish batch for one topic shard, with their
+// positions among the job's accepted messages.
+struct delayed_share {
+  caf::actor_addr shard;
+  delayed_batch batch;
+  std::vector<uint32_t> positions;
+};
+
+// Asks each group to hold its share and each topic shard to hold its
+// delayed messages; a refusal (a full group, a limit of delayed messages)
+// marks the message's outcome. Confirms once every destination answered.
+void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
+                   std::vector<group_share> shares,
+                   std::vector<delayed_share> delayed) {
+  job->pending_groups = shares.size() + delayed.size();
+  auto count_down = [self, job] {
+    if (--job->pending_groups == 0)
+      finish_publish(self, *job);
+  };
+  // Marks the outcomes of the refused positions with `code` and `reason`.
+  auto refuse = [job](const std::vector<uint32_t>& positions,
+                      const enqueue_reply& reply, ec code) {
+    for (auto i : reply.refused) {
+      auto& outcome = job->outcomes[job->positions[positions[i]]];
+      if (!outcome.error)
+        outcome.error = make_error_info(code, reply.reason);
+    }
+  };
   for (auto& share : shares) {
-    auto count_down = [self, job] {
-      if (--job->pending_groups == 0)
-        finish_publish(self, *job);
-    };
     self->request(share.group, caf::infinite, enqueue_atom_v,
                   std::move(share.messages))
         .then(
-            [job, count_down,
+            [count_down, refuse,
              positions = std::move(share.positions)](enqueue_reply& reply) {
-              for (auto i : reply.refused) {
-                auto& outcome = job->outcomes[job->positions[positions[i]]];
-                if (!outcome.error)
-                  outcome.error = make_error_info(ec::group_full, reply.reason);
-              }
+              refuse(positions, reply, ec::group_full);
               count_down();
             },
             // A group deleted meanwhile holds nothing: not the publisher's
             // problem.
             [count_down](caf::error&) { count_down(); });
   }
+  for (auto& share : delayed) {
+    auto shard = caf::actor_cast<topic_shard_actor>(share.shard);
+    if (!shard) {
+      // The broker is stopping: its shards are gone.
+      enqueue_reply gone;
+      for (uint32_t i = 0; i < share.positions.size(); ++i)
+        gone.refused.push_back(i);
+      gone.reason = "the topic's shard is gone: the broker is shutting down";
+      refuse(share.positions, gone, ec::shutting_down);
+      count_down();
+      continue;
+    }
+    // Both handlers name the positions (only one of them runs).
+    self->request(shard, caf::infinite, schedule_atom_v, std::move(share.batch))
+        .then(
+            [count_down, refuse,
+             positions = share.positions](enqueue_reply& reply) {
+              refuse(positions, reply, ec::schedule_full);
+              count_down();
+            },
+            [count_down, refuse, positions = share.positions](caf::error& err) {
+              enqueue_reply failed;
+              for (uint32_t i = 0; i < positions.size(); ++i)
+                failed.refused.push_back(i);
+              failed.reason = to_error_info(err).text;
+              refuse(positions, failed, ec::internal);
+              count_down();
+            });
+  }
 }
 
-// Sends every destination its batch, in publish order, then confirms.
+// Adds `msg` (at position `k`) to the delayed share of its route's shard.
+void add_delayed(std::vector<delayed_share>& delayed, const route_ref& route,
+                 const message_ref& msg, size_t k) {
+  auto pos =
+      std::find_if(delayed.begin(), delayed.end(), [&](const delayed_share& x) {
+        return x.shard == route->shard;
+      });
+  if (pos == delayed.end())
+    pos = delayed.insert(delayed.end(), delayed_share{route->shard, {}, {}});
+  pos->batch.items.push_back(delayed_item{msg, route});
+  pos->positions.push_back(static_cast<uint32_t>(k));
+}
+
+// Sends every destination its batch, in publish order, then confirms. A
+// delayed message goes to the groups as any other (they hold it apart) and,
+// for the fan-out subscriptions of its route, to the route's topic shard,
+// which hands it to them when it falls due.
 void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   auto& st = self->state;
   std::vector<std::pair<session_actor, fanout_batch>> batches;
   std::unordered_map<caf::actor_addr, size_t> index;
   std::vector<group_share> shares;
+  std::vector<delayed_share> delayed;
   for (size_t k = 0; k < job->accepted.size(); ++k) {
     auto& msg = job->accepted[k];
     auto* route = find_route(st, *job, msg->topic());
@@ -228,13 +289,18 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
       ++st.stats.unrouted;
       continue;
     }
-    for (auto& target : (*route)->fanout) {
-      auto [pos, added] =
-          index.emplace(target.session.address(), batches.size());
-      if (added)
-        batches.emplace_back(target.session, fanout_batch{});
-      batches[pos->second].second.items.push_back(
-          fanout_item{msg, target.subscription_id});
+    if (msg->delay_ms() != 0) {
+      if (!(*route)->fanout.empty())
+        add_delayed(delayed, *route, msg, k);
+    } else {
+      for (auto& target : (*route)->fanout) {
+        auto [pos, added] =
+            index.emplace(target.session.address(), batches.size());
+        if (added)
+          batches.emplace_back(target.session, fanout_batch{});
+        batches[pos->second].second.items.push_back(
+            fanout_item{msg, target.subscription_id});
+      }
     }
     for (auto& group : (*route)->groups) {
       auto pos =
@@ -249,10 +315,10 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   for (auto& [dest, batch] : batches)
     self->send(dest, deliver_atom_v, std::move(batch));
   st.stats.published += job->accepted.size();
-  if (shares.empty())
+  if (shares.empty() && delayed.empty())
     finish_publish(self, *job);
   else
-    enqueue_in_groups(self, std::move(job), std::move(shares));
+    enqueue_later(self, std::move(job), std::move(shares), std::move(delayed));
 }
 
 // Caches a route a lookup returned, telling the router about evictions.
