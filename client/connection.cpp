@@ -71,14 +71,23 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
     (*out.mutable_headers())[name] = value;
   if (!msg.key.empty())
     out.set_key(msg.key);
-  // Milliseconds in 32 bits: a longer time is sent as the longest, which
-  // the broker refuses as a delay (beyond limits.max_delay).
+  // Milliseconds in 32 bits: a longer TTL is sent as the longest (49
+  // days).
   auto millis = [](std::chrono::milliseconds x) {
     return static_cast<uint32_t>(
         std::clamp<int64_t>(x.count(), 0, int64_t{UINT32_MAX}));
   };
   out.set_ttl_ms(millis(msg.ttl));
-  out.set_delay_ms(millis(msg.delay));
+  if (msg.delay.count() > int64_t{UINT32_MAX}) {
+    // Too long for delay_ms: sent as the time it names, so that the
+    // broker's refusal (beyond limits.max_delay) names the real delay.
+    out.set_not_before_unix_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            (std::chrono::system_clock::now() + msg.delay).time_since_epoch())
+            .count());
+  } else {
+    out.set_delay_ms(millis(msg.delay));
+  }
   if (msg.not_before != std::chrono::system_clock::time_point{})
     out.set_not_before_unix_ms(
         std::max<int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(
