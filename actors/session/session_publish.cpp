@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/session/publish_destinations.hpp"
 #include "actors/session/session_actor.hpp"
 #include "actors/session/unary_call.hpp"
 #include "routing/topic.hpp"
@@ -130,138 +131,6 @@ error_info refusals_of(const publish_job& job) {
                              " messages refused; the first: " + first->text);
 }
 
-// Answers the publisher once every destination took the batch.
-void finish_publish(session_pointer self, publish_job& job) {
-  auto& st = self->state;
-  --st.publishing;
-  auto refused_before = st.stats.refused;
-  for (auto& outcome : job.outcomes)
-    if (outcome.error) {
-      ++st.stats.refused;
-      if (outcome.error.code == ec::permission_denied)
-        ++st.stats.denied;
-    }
-  // The refusals as one error, built only if there are any.
-  auto refusals =
-      st.stats.refused != refused_before ? refusals_of(job) : error_info{};
-  if (job.unary) {
-    fill_results(job, *job.unary->reply->mutable_results());
-    if (refusals)
-      log_refusal(self, "Publish", refusals, job.unary->peer);
-    job.unary->complete(error_info{});
-    return;
-  }
-  if (job.confirm) {
-    auto frame = std::make_unique<pb::ServerFrame>();
-    auto* confirm = frame->mutable_publish_confirm();
-    confirm->set_request_id(job.request_id);
-    fill_results(job, *confirm->mutable_results());
-    st.control.push_back(std::move(frame));
-    if (refusals)
-      log_refusal(self, "publish", refusals);
-  } else if (refusals) {
-    // Without a confirm, refused messages still get an answer: one error
-    // frame per publish frame, naming the first problem and how many were
-    // refused (queue_error logs it).
-    queue_error(self, job.request_id, "publish", 0, refusals);
-  }
-  release_frame(self);
-  flush(self);
-}
-
-// The messages one publish batch routes to one group, with their positions
-// among the job's accepted messages.
-struct group_share {
-  group_actor group;
-  std::vector<message_ref> messages;
-  std::vector<uint32_t> positions;
-};
-
-// The delayed messages of one publish batch for one topic shard, with their
-// positions among the job's accepted messages.
-struct delayed_share {
-  caf::actor_addr shard;
-  delayed_batch batch;
-  std::vector<uint32_t> positions;
-};
-
-// Asks each group to hold its share and each topic shard to hold its
-// delayed messages; a refusal (a full group, a limit of delayed messages)
-// marks the message's outcome. Confirms once every destination answered.
-void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
-                   std::vector<group_share> shares,
-                   std::vector<delayed_share> delayed) {
-  job->pending_groups = shares.size() + delayed.size();
-  auto count_down = [self, job] {
-    if (--job->pending_groups == 0)
-      finish_publish(self, *job);
-  };
-  // Marks the outcomes of the refused positions with `code` and `reason`.
-  auto refuse = [job](const std::vector<uint32_t>& positions,
-                      const enqueue_reply& reply, ec code) {
-    for (auto i : reply.refused) {
-      auto& outcome = job->outcomes[job->positions[positions[i]]];
-      if (!outcome.error)
-        outcome.error = make_error_info(code, reply.reason);
-    }
-  };
-  for (auto& share : shares) {
-    self->request(share.group, caf::infinite, enqueue_atom_v,
-                  std::move(share.messages))
-        .then(
-            [count_down, refuse,
-             positions = std::move(share.positions)](enqueue_reply& reply) {
-              refuse(positions, reply, ec::group_full);
-              count_down();
-            },
-            // A group deleted meanwhile holds nothing: not the publisher's
-            // problem.
-            [count_down](caf::error&) { count_down(); });
-  }
-  for (auto& share : delayed) {
-    auto shard = caf::actor_cast<topic_shard_actor>(share.shard);
-    if (!shard) {
-      // The broker is stopping: its shards are gone.
-      enqueue_reply gone;
-      for (uint32_t i = 0; i < share.positions.size(); ++i)
-        gone.refused.push_back(i);
-      gone.reason = "the topic's shard is gone: the broker is shutting down";
-      refuse(share.positions, gone, ec::shutting_down);
-      count_down();
-      continue;
-    }
-    // Both handlers name the positions (only one of them runs).
-    self->request(shard, caf::infinite, schedule_atom_v, std::move(share.batch))
-        .then(
-            [count_down, refuse,
-             positions = share.positions](enqueue_reply& reply) {
-              refuse(positions, reply, ec::schedule_full);
-              count_down();
-            },
-            [count_down, refuse, positions = share.positions](caf::error& err) {
-              enqueue_reply failed;
-              for (uint32_t i = 0; i < positions.size(); ++i)
-                failed.refused.push_back(i);
-              failed.reason = to_error_info(err).text;
-              refuse(positions, failed, ec::internal);
-              count_down();
-            });
-  }
-}
-
-// Adds `msg` (at position `k`) to the delayed share of its route's shard.
-void add_delayed(std::vector<delayed_share>& delayed, const route_ref& route,
-                 const message_ref& msg, size_t k) {
-  auto pos =
-      std::find_if(delayed.begin(), delayed.end(), [&](const delayed_share& x) {
-        return x.shard == route->shard;
-      });
-  if (pos == delayed.end())
-    pos = delayed.insert(delayed.end(), delayed_share{route->shard, {}, {}});
-  pos->batch.items.push_back(delayed_item{msg, route});
-  pos->positions.push_back(static_cast<uint32_t>(k));
-}
-
 // Sends every destination its batch, in publish order, then confirms. A
 // delayed message goes to the groups as any other (they hold it apart) and,
 // for the fan-out subscriptions of its route, to the route's topic shard,
@@ -334,6 +203,44 @@ void cache_route(session_pointer self, const route_ref& route) {
 }
 
 } // namespace
+
+void finish_publish(session_pointer self, publish_job& job) {
+  auto& st = self->state;
+  --st.publishing;
+  auto refused_before = st.stats.refused;
+  for (auto& outcome : job.outcomes)
+    if (outcome.error) {
+      ++st.stats.refused;
+      if (outcome.error.code == ec::permission_denied)
+        ++st.stats.denied;
+    }
+  // The refusals as one error, built only if there are any.
+  auto refusals =
+      st.stats.refused != refused_before ? refusals_of(job) : error_info{};
+  if (job.unary) {
+    fill_results(job, *job.unary->reply->mutable_results());
+    if (refusals)
+      log_refusal(self, "Publish", refusals, job.unary->peer);
+    job.unary->complete(error_info{});
+    return;
+  }
+  if (job.confirm) {
+    auto frame = std::make_unique<pb::ServerFrame>();
+    auto* confirm = frame->mutable_publish_confirm();
+    confirm->set_request_id(job.request_id);
+    fill_results(job, *confirm->mutable_results());
+    st.control.push_back(std::move(frame));
+    if (refusals)
+      log_refusal(self, "publish", refusals);
+  } else if (refusals) {
+    // Without a confirm, refused messages still get an answer: one error
+    // frame per publish frame, naming the first problem and how many were
+    // refused (queue_error logs it).
+    queue_error(self, job.request_id, "publish", 0, refusals);
+  }
+  release_frame(self);
+  flush(self);
+}
 
 std::shared_ptr<publish_job>
 make_publish_job(session_state& st,
