@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <caf/actor_addr.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/atom.hpp>
 #include <caf/error.hpp>
@@ -111,6 +112,10 @@ CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
 CAF_ADD_ATOM(tinybroker, tb, refused_atom, "refused")
 /// gRPC side -> session: its token's permissions changed (a reload).
 CAF_ADD_ATOM(tinybroker, tb, auth_atom, "auth")
+/// Publisher session -> topic shard: hold these delayed fan-out messages.
+CAF_ADD_ATOM(tinybroker, tb, schedule_atom, "schedule")
+/// Topic shard -> itself: delayed fan-out messages fall due.
+CAF_ADD_ATOM(tinybroker, tb, due_atom, "due")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -253,6 +258,9 @@ struct route {
   fanout_list fanout;
   /// The consumer groups whose pattern matches.
   std::vector<group_actor> groups;
+  /// The topic shard that owns the route (weak): it holds the topic's
+  /// delayed fan-out messages.
+  caf::actor_addr shard;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
@@ -264,7 +272,7 @@ struct route {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
   return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
-           x.groups);
+           x.groups, x.shard);
 }
 
 /// @relates route_ref
@@ -290,6 +298,34 @@ typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
   return f(caf::meta::type_name("topic_seed"), x.topic, x.fanout, x.groups);
 }
 
+/// One delayed message for the fan-out subscriptions of its route, as a
+/// publisher session hands it to the route's topic shard.
+struct delayed_item {
+  /// The message; its `delay_ms()` says when it falls due.
+  message_ref message;
+  /// The route it was published on: its fan-out subscriptions get it.
+  route_ref route;
+};
+
+/// @relates delayed_item
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delayed_item& x) {
+  return f(caf::meta::type_name("delayed_item"), x.message, x.route);
+}
+
+/// The delayed fan-out messages of one publish batch for one topic shard,
+/// in publish order.
+struct delayed_batch {
+  /// The messages.
+  std::vector<delayed_item> items;
+};
+
+/// @relates delayed_batch
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, delayed_batch& x) {
+  return f(caf::meta::type_name("delayed_batch"), x.items);
+}
+
 /// Owns the routes of the topics whose names hash to it, and pushes each
 /// change to the sessions caching the route (see actors/topic/topic_shard.hpp).
 using topic_shard_actor = caf::typed_actor<
@@ -302,7 +338,9 @@ using topic_shard_actor = caf::typed_actor<
                     group_actor>::with<caf::ok_atom>,
     caf::reacts_to<del_group_atom, std::string, group_actor>,
     caf::reacts_to<tick_atom>,
-    caf::replies_to<stats_atom, stats_query>::with<shard_view>>;
+    caf::replies_to<stats_atom, stats_query>::with<shard_view>,
+    caf::replies_to<schedule_atom, delayed_batch>::with<enqueue_reply>,
+    caf::reacts_to<due_atom>>;
 
 /// An actor that answers the Stats view with its kind, name and mailbox;
 /// register one with `observe_atom` at the router to list it (spec 11).
@@ -383,6 +421,8 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::topic_seed))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::topic_seed>))
 CAF_ADD_TYPE_ID(tinybroker, (tb::route_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::shard_view))
+CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_item))
+CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_batch))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -108,6 +108,9 @@ struct session_stats {
   uint64_t mailbox = 0;
   /// Latency from acceptance to the write of each delivery.
   latency_histogram delivery_latency;
+  /// Fan-out messages dropped unwritten because their TTL passed while
+  /// they waited in the buffer.
+  uint64_t expired = 0;
 };
 
 /// @relates session_stats
@@ -117,7 +120,7 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
            x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
            x.token, x.client_name, x.connected_ms, x.mailbox,
-           x.delivery_latency);
+           x.delivery_latency, x.expired);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,
@@ -133,6 +136,7 @@ inline void accumulate(session_stats& total, const session_stats& x) {
   total.buffered += x.buffered;
   total.buffered_bytes += x.buffered_bytes;
   total.stale_answers += x.stale_answers;
+  total.expired += x.expired;
   total.delivery_latency.merge(x.delivery_latency);
 }
 
@@ -178,13 +182,23 @@ struct shard_view {
   uint64_t live = 0;
   /// Messages waiting in its mailbox.
   uint64_t mailbox = 0;
+  /// Delayed fan-out messages it holds until their due time.
+  uint64_t scheduled = 0;
+  /// Delayed fan-out messages that fell due and went to their subscribers.
+  uint64_t scheduled_fired = 0;
+  /// Delayed fan-out messages refused at a limit.
+  uint64_t scheduled_refused = 0;
+  /// When its earliest delayed message falls due, in milliseconds since the
+  /// Unix epoch; 0 when it holds none.
+  int64_t next_due_unix_ms = 0;
 };
 
 /// @relates shard_view
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_view& x) {
   return f(caf::meta::type_name("shard_view"), x.topics, x.matched, x.live,
-           x.mailbox);
+           x.mailbox, x.scheduled, x.scheduled_fired, x.scheduled_refused,
+           x.next_due_unix_ms);
 }
 
 } // namespace tb

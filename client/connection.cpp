@@ -1,5 +1,8 @@
 #include "client/connection.hpp"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "client/check.hpp"
 #include "client/message_limit.hpp"
 #include "client/tls_diagnosis.hpp"
@@ -68,6 +71,29 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
     (*out.mutable_headers())[name] = value;
   if (!msg.key.empty())
     out.set_key(msg.key);
+  // Milliseconds in 32 bits: a longer TTL is sent as the longest (49
+  // days).
+  auto millis = [](std::chrono::milliseconds x) {
+    return static_cast<uint32_t>(
+        std::clamp<int64_t>(x.count(), 0, int64_t{UINT32_MAX}));
+  };
+  out.set_ttl_ms(millis(msg.ttl));
+  if (msg.delay.count() > int64_t{UINT32_MAX}) {
+    // Too long for delay_ms: sent as the time it names, so that the
+    // broker's refusal (beyond limits.max_delay) names the real delay.
+    out.set_not_before_unix_ms(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            (std::chrono::system_clock::now() + msg.delay).time_since_epoch())
+            .count());
+  } else {
+    out.set_delay_ms(millis(msg.delay));
+  }
+  if (msg.not_before != std::chrono::system_clock::time_point{})
+    out.set_not_before_unix_ms(
+        std::max<int64_t>(1, std::chrono::ceil<std::chrono::milliseconds>(
+                                 msg.not_before.time_since_epoch())
+                                 .count()));
+  out.set_priority(msg.priority);
 }
 
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,

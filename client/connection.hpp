@@ -39,6 +39,19 @@ struct outgoing_message {
   std::map<std::string, std::string> headers;
   /// Optional routing key.
   std::string key;
+  /// Time to live, counted from when it becomes deliverable (zero or less:
+  /// none): a group drops or dead-letters it once it waited that long for a
+  /// delivery, a slow fan-out subscriber's buffer drops it unwritten.
+  std::chrono::milliseconds ttl{0};
+  /// Deliver it not before this long after its acceptance (zero or less: at
+  /// once); at most the broker's limits.max_delay. Do not set together with
+  /// `not_before`.
+  std::chrono::milliseconds delay{0};
+  /// Deliver it not before this time (the epoch, the default: at once; a
+  /// time already past: at once).
+  std::chrono::system_clock::time_point not_before{};
+  /// 0 (default) to 9: among a group's waiting messages, higher first.
+  uint32_t priority = 0;
 };
 
 /// Copies `msg` into its wire form.

@@ -73,6 +73,11 @@ public:
     return message_.attempt();
   }
 
+  /// The priority it was published with (0 to 9; 0 when none).
+  uint32_t priority() const {
+    return message_.priority();
+  }
+
   /// True for a consumer-group delivery (one that takes an answer).
   bool from_group() const {
     return message_.delivery_id() != 0;

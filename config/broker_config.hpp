@@ -165,6 +165,12 @@ struct limits_config {
   /// `not_before_unix_ms`); at most 49 days (delays are kept in 32 bits of
   /// milliseconds).
   std::chrono::milliseconds max_delay{7LL * 24 * 3600 * 1000};
+  /// The most delayed messages one topic holds for its fan-out subscribers
+  /// until their due time; more are refused (RESOURCE_EXHAUSTED).
+  std::size_t max_delayed_fanout_per_topic = 100'000;
+  /// The most delayed messages all topics together hold for their fan-out
+  /// subscribers; more are refused (RESOURCE_EXHAUSTED).
+  std::size_t max_delayed_fanout = 1'000'000;
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -174,13 +180,15 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.subscription_buffer, x.max_subscriptions_per_session,
                   x.max_session_buffered_bytes, x.max_in_flight_per_session,
                   x.max_frame_messages, x.max_sessions, x.max_groups,
-                  x.max_topics, x.max_routes_per_session, x.max_delay) ==
+                  x.max_topics, x.max_routes_per_session, x.max_delay,
+                  x.max_delayed_fanout_per_topic, x.max_delayed_fanout) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.max_subscribe_batch,
                   y.subscription_buffer, y.max_subscriptions_per_session,
                   y.max_session_buffered_bytes, y.max_in_flight_per_session,
                   y.max_frame_messages, y.max_sessions, y.max_groups,
-                  y.max_topics, y.max_routes_per_session, y.max_delay);
+                  y.max_topics, y.max_routes_per_session, y.max_delay,
+                  y.max_delayed_fanout_per_topic, y.max_delayed_fanout);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

@@ -79,7 +79,10 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
                  [](std::string_view t) {
                    return detail::parse_scaled(t, detail::time_units,
                                                max_delay_limit_ms);
-                 })}});
+                 })},
+       {"max_delayed_fanout_per_topic",
+        r.count(lim.max_delayed_fanout_per_topic, 1)},
+       {"max_delayed_fanout", r.count(lim.max_delayed_fanout, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});

@@ -130,6 +130,29 @@ const broker_metric broker_metrics[] = {
      [](const pb::BrokerCounters& b) {
        return count(b.buffered());
      }},
+    {"tinybroker_fanout_scheduled", "gauge",
+     "Delayed messages the topics hold for fan-out subscribers until their "
+     "due time.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.fanout_scheduled());
+     }},
+    {"tinybroker_fanout_delayed_delivered_total", "counter",
+     "Delayed messages that fell due and went to their fan-out subscribers.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.fanout_delayed_delivered());
+     }},
+    {"tinybroker_fanout_scheduled_refused_total", "counter",
+     "Delayed fan-out messages refused at limits.max_delayed_fanout(_per_"
+     "topic).",
+     [](const pb::BrokerCounters& b) {
+       return count(b.fanout_scheduled_refused());
+     }},
+    {"tinybroker_fanout_expired_total", "counter",
+     "Fan-out messages dropped unwritten because their TTL passed in a slow "
+     "subscriber's buffer.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.fanout_expired());
+     }},
 };
 
 // A per-group metric, labelled `group`.

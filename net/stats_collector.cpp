@@ -41,6 +41,8 @@ struct gathering {
   uint64_t topics_matched = 0;
   // The shards' actor ids and mailboxes, in shard order.
   std::vector<std::pair<caf::actor_id, uint64_t>> shards;
+  // The shards' delayed fan-out messages, added up (the earliest due time).
+  shard_view delayed;
   std::vector<std::pair<caf::actor_id, std::string>> group_ids;
   size_t outstanding = 0;
 };
@@ -122,6 +124,11 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   }
   b.set_buffered(sum.buffered);
   b.set_held_bytes(sum.buffered_bytes + group_bytes);
+  b.set_fanout_scheduled(g.delayed.scheduled);
+  b.set_fanout_next_due_unix_ms(g.delayed.next_due_unix_ms);
+  b.set_fanout_delayed_delivered(g.delayed.scheduled_fired);
+  b.set_fanout_scheduled_refused(g.delayed.scheduled_refused);
+  b.set_fanout_expired(sum.expired);
   b.set_sessions(g.sources.sessions.size());
   b.set_topics(g.view.router.topics);
   // Fan-out subscriptions and group memberships: a group counts through
@@ -301,6 +308,14 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
         .then(
             [g, answered, i, id = view.shards[i].id()](shard_view& s) {
               g->shards[i] = {id, s.mailbox};
+              auto& d = g->delayed;
+              d.scheduled += s.scheduled;
+              d.scheduled_fired += s.scheduled_fired;
+              d.scheduled_refused += s.scheduled_refused;
+              if (s.next_due_unix_ms != 0 &&
+                  (d.next_due_unix_ms == 0 ||
+                   s.next_due_unix_ms < d.next_due_unix_ms))
+                d.next_due_unix_ms = s.next_due_unix_ms;
               g->topics_matched += s.matched;
               for (auto& t : s.topics)
                 g->topics.push_back(std::move(t));
@@ -357,6 +372,7 @@ void counter_floor::apply(session_stats& sum) {
   raise(sum.dropped, high_.dropped);
   raise(sum.refused, high_.refused);
   raise(sum.denied, high_.denied);
+  raise(sum.expired, high_.expired);
   auto& h = sum.delivery_latency;
   auto& high = high_.delivery_latency;
   if (h.count < high.count) {

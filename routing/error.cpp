@@ -42,6 +42,8 @@ std::string_view to_string(ec code) noexcept {
     return "invalid_priority";
   case ec::invalid_schedule:
     return "invalid_schedule";
+  case ec::schedule_full:
+    return "schedule_full";
   }
   return "unknown";
 }
@@ -68,6 +70,7 @@ int grpc_status_code(ec code) noexcept {
     return permission_denied;
   case ec::limit_exceeded:
   case ec::group_full:
+  case ec::schedule_full:
     return resource_exhausted;
   case ec::group_pattern_conflict:
     return failed_precondition;

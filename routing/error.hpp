@@ -57,6 +57,9 @@ enum class ec : uint8_t {
   /// A message's schedule is wrong: both `delay_ms` and `not_before_unix_ms`
   /// set, or its due time beyond `limits.max_delay`.
   invalid_schedule,
+  /// A delayed message for fan-out subscribers would pass
+  /// `limits.max_delayed_fanout_per_topic` or `limits.max_delayed_fanout`.
+  schedule_full,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.

@@ -39,6 +39,9 @@ enum class scenario_kind {
   /// How late a group's nack delays and ack_wait expiries fire with N
   /// pending.
   timers,
+  /// delay, ttl, priority: issue 29's message delays, TTLs and
+  /// priorities (tools/bench_schedule.cpp).
+  schedule,
 };
 
 /// The settings of one run, as given on the command line.

@@ -278,6 +278,11 @@ int run_queue(client::connection& conn, const run_config& cfg);
 /// expiries fire with `messages` of them pending (tools/bench_timers.cpp).
 int run_timers(client::connection& conn, const run_config& cfg);
 
+/// Runs scenario delay, ttl or priority (cfg.scenario): what delays, TTLs
+/// and priorities cost and how late delayed messages come
+/// (tools/bench_schedule.cpp).
+int run_schedule(client::connection& conn, const run_config& cfg);
+
 /// Runs scenario idle (tools/bench_memory.cpp): opens cfg.sessions
 /// sessions with one subscription each and prints the broker's resident
 /// memory before and after; returns the exit code. With

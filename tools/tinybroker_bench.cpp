@@ -54,6 +54,9 @@ constexpr named_kind kinds[] = {
     {"expiry", scenario_kind::expiry, 20'000},
     {"topic-memory", scenario_kind::topic_memory, 100'000},
     {"timers", scenario_kind::timers, 1},
+    {"delay", scenario_kind::schedule, 1},
+    {"ttl", scenario_kind::schedule, 1},
+    {"priority", scenario_kind::schedule, 1},
 };
 
 // Fills in the preset of cfg.scenario; returns an error message or "".
@@ -79,6 +82,8 @@ std::string apply_preset(tb::bench::run_config& cfg,
     cfg.topics = 1000;
   if (name == "timers" && !given.messages)
     cfg.messages = 100'000;
+  if (cfg.kind == scenario_kind::schedule && !given.messages)
+    cfg.messages = 20'000;
   if (cfg.kind == scenario_kind::queue && cfg.size < 16)
     return "--scenario " + name +
            " needs --size of at least 16 (send time and sequence number)";
@@ -163,6 +168,15 @@ int main(int argc, char** argv) {
       "3 s, then hold N more unanswered until ack_wait passes and W new "
       "members get them; reports p50, p99 and max lateness of the "
       "redeliveries, and how many were over 20 ms late.\n"
+      "Scenario delay: a fan-out subscriber; N (default 20000) messages "
+      "each delayed 200 to 1100 ms; reports publish msgs/s and lateness "
+      "(arrival minus acceptance plus delay) p50, p99, max and how many "
+      "were over 20 ms late.\n"
+      "Scenario ttl: the same with a TTL of 60 s on every message; "
+      "reports msgs/s, latency p50/p99 and how many expired.\n"
+      "Scenario priority: a fresh group holds N messages of priorities 0-9 "
+      "before one worker joins and acks; reports delivery msgs/s, latency "
+      "and priority inversions (0 with strict priority).\n"
       "Exit code: 0 all delivered, 1 messages lost, duplicated or timed "
       "out, 2 usage or connection error."};
   app.option_defaults()->always_capture_default();
@@ -177,7 +191,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
                              "idle", "held", "topics-new", "subscribe-rate",
                              "subscribe-one-topic", "subscribe-wildcard",
-                             "expiry", "topic-memory", "timers"}));
+                             "expiry", "topic-memory", "timers", "delay", "ttl",
+                             "priority"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
@@ -343,6 +358,8 @@ int main(int argc, char** argv) {
     return tb::bench::run_topic_memory(conn, cfg);
   case scenario_kind::timers:
     return tb::bench::run_timers(conn, cfg);
+  case scenario_kind::schedule:
+    return tb::bench::run_schedule(conn, cfg);
   case scenario_kind::fanout:
     break;
   }

@@ -198,10 +198,16 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   // Linked: the shards stop with the router.
   st.quota =
       std::make_shared<topic_quota>(settings.session_context.limits.max_topics);
+  // The delayed fan-out messages of all shards count in one quota.
+  delayed_limits delayed;
+  delayed.per_topic =
+      settings.session_context.limits.max_delayed_fanout_per_topic;
+  delayed.quota = std::make_shared<topic_quota>(
+      settings.session_context.limits.max_delayed_fanout);
   for (std::size_t i = 0; i < std::max<std::size_t>(settings.topic_shards, 1);
        ++i) {
     auto shard = self->spawn<caf::linked>(
-        topic_shard_impl, settings.topic_idle_timeout, st.quota);
+        topic_shard_impl, settings.topic_idle_timeout, st.quota, delayed);
     st.linked_children.insert(shard.address());
     st.shards.push_back(std::move(shard));
   }

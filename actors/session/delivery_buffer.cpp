@@ -85,12 +85,27 @@ void delivery_buffer::mark_ready(uint64_t id, subscription& sub) {
   }
 }
 
+void delivery_buffer::note_unreported(uint64_t id, const subscription& sub) {
+  if (sub.unreported == 0 && sub.unreported_expired == 0)
+    lossy_.push_back(id);
+}
+
+void delivery_buffer::drop_expired(uint64_t id, subscription& sub) {
+  buffered_bytes_ -= footprint(sub.queue->front());
+  --buffered_;
+  sub.queue->pop_front();
+  note_unreported(id, sub);
+  ++sub.unreported_expired;
+  ++sub.dropped;
+  ++expired_total_;
+}
+
 void delivery_buffer::drop_oldest(uint64_t id, subscription& sub) {
   buffered_bytes_ -= footprint(sub.queue->front());
   --buffered_;
   sub.queue->pop_front();
-  if (sub.unreported++ == 0)
-    lossy_.push_back(id);
+  note_unreported(id, sub);
+  ++sub.unreported;
   if (sub.unlogged++ == 0)
     unlogged_.push_back(id);
   ++sub.dropped;
@@ -133,7 +148,8 @@ bool delivery_buffer::push(uint64_t subscription_id, const message_ref& msg) {
 
 std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
                                    std::size_t max_messages,
-                                   std::size_t max_bytes) {
+                                   std::size_t max_bytes,
+                                   int64_t now_unix_nanos) {
   auto* out = frame.mutable_deliveries()->mutable_deliveries();
   std::size_t moved = 0;
   std::size_t bytes = 0;
@@ -150,6 +166,10 @@ std::size_t delivery_buffer::drain(tinybroker::v1::ServerFrame& frame,
     while (!sub.empty() && moved < max_messages && turn < turn_quantum &&
            (moved == 0 || bytes < max_bytes)) {
       auto& msg = *sub.queue->front();
+      if (msg.expires_unix_nanos() <= now_unix_nanos) {
+        drop_expired(id, sub);
+        continue;
+      }
       to_delivery(msg, id, *out->Add());
       auto size = footprint(sub.queue->front());
       bytes += size;
@@ -169,10 +189,17 @@ std::vector<drop_notice> delivery_buffer::take_drop_notices() {
   std::vector<drop_notice> result;
   for (auto id : lossy_) {
     auto i = subs_.find(id);
-    if (i == subs_.end() || i->second.unreported == 0)
+    if (i == subs_.end())
       continue;
-    result.push_back(drop_notice{id, i->second.unreported, i->second.dropped});
-    i->second.unreported = 0;
+    auto& sub = i->second;
+    if (sub.unreported != 0)
+      result.push_back(drop_notice{id, sub.unreported, sub.dropped,
+                                   drop_reason::slow_subscriber});
+    if (sub.unreported_expired != 0)
+      result.push_back(drop_notice{id, sub.unreported_expired, sub.dropped,
+                                   drop_reason::expired});
+    sub.unreported = 0;
+    sub.unreported_expired = 0;
   }
   lossy_.clear();
   return result;

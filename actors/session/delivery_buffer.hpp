@@ -23,14 +23,30 @@ namespace tb {
 void to_delivery(const message_record& msg, uint64_t subscription_id,
                  tinybroker::v1::Delivery& out);
 
-/// Tells a subscriber how many messages it lost.
+/// Why a fan-out subscription lost messages.
+enum class drop_reason : uint8_t {
+  /// Its buffer, or its session's, was full: it lost its oldest.
+  slow_subscriber,
+  /// A message's TTL passed before it could be written.
+  expired,
+};
+
+/// Returns the name of `x` in the Dropped frame: `"slow_subscriber"` or
+/// `"expired"`.
+inline const char* to_string(drop_reason x) noexcept {
+  return x == drop_reason::expired ? "expired" : "slow_subscriber";
+}
+
+/// Tells a subscriber how many messages it lost, and why.
 struct drop_notice {
   /// The subscription that lost messages.
   uint64_t subscription_id = 0;
-  /// Lost since the previous notice.
+  /// Lost for `reason` since the previous notice.
   uint64_t count = 0;
-  /// Lost in total.
+  /// Lost in total, for either reason.
   uint64_t total = 0;
+  /// Why.
+  drop_reason reason = drop_reason::slow_subscriber;
 };
 
 /// Holds each fan-out subscription's deliveries until the stream can take
@@ -40,9 +56,11 @@ struct drop_notice {
 /// session at most `max_bytes` bytes of messages; a full subscription loses
 /// its oldest message (spec 5), a full session the oldest message of its
 /// largest subscription, and the loss is reported by the next
-/// `take_drop_notices()`. Deliveries of a subscription that is not yet
-/// confirmed stay buffered until `confirm()`, so that the client sees the
-/// Subscribed frame before them.
+/// `take_drop_notices()`. A message whose TTL passed while it waited is
+/// dropped when its turn to be written comes, and reported the same way
+/// with its own reason (issue 29). Deliveries of a subscription that is not
+/// yet confirmed stay buffered until `confirm()`, so that the client sees
+/// the Subscribed frame before them.
 class delivery_buffer {
 public:
   /// Creates an empty buffer with the given bounds.
@@ -78,15 +96,19 @@ public:
 
   /// Moves up to `max_messages` messages (and roughly `max_bytes` bytes,
   /// at least one message) into `frame` as a Deliveries frame, taking
-  /// subscriptions in turn; returns how many it moved.
+  /// subscriptions in turn; returns how many it moved (possibly none).
+  /// Messages that expired at `now_unix_nanos` are dropped on the way and
+  /// reported by the next `take_drop_notices()`.
   std::size_t drain(tinybroker::v1::ServerFrame& frame,
-                    std::size_t max_messages, std::size_t max_bytes);
+                    std::size_t max_messages, std::size_t max_bytes,
+                    int64_t now_unix_nanos);
 
   /// Returns and resets the losses not yet reported.
   std::vector<drop_notice> take_drop_notices();
 
   /// Returns true if a subscription lost messages since the last
-  /// `take_new_losses()`.
+  /// `take_new_losses()` (slow subscribers only: expiry is the publisher's
+  /// choice, not a problem to log).
   bool has_new_losses() const noexcept {
     return !unlogged_.empty();
   }
@@ -113,9 +135,14 @@ public:
     return buffered_bytes_;
   }
 
-  /// Returns how many messages were dropped in total.
+  /// Returns how many messages were dropped for slow subscribers in total.
   uint64_t dropped_total() const noexcept {
     return dropped_total_;
+  }
+
+  /// Returns how many messages were dropped unwritten for their TTL.
+  uint64_t expired_total() const noexcept {
+    return expired_total_;
   }
 
 private:
@@ -126,6 +153,7 @@ private:
     bool confirmed = false;
     bool queued_ready = false;
     uint64_t unreported = 0;
+    uint64_t unreported_expired = 0;
     uint64_t unlogged = 0;
     uint64_t dropped = 0;
 
@@ -141,6 +169,8 @@ private:
   using subscription_map = std::unordered_map<uint64_t, subscription>;
 
   void drop_oldest(uint64_t id, subscription& sub);
+  void drop_expired(uint64_t id, subscription& sub);
+  void note_unreported(uint64_t id, const subscription& sub);
   subscription_map::iterator largest_queue();
   void mark_ready(uint64_t id, subscription& sub);
 
@@ -153,6 +183,7 @@ private:
   std::size_t buffered_ = 0;
   std::size_t buffered_bytes_ = 0;
   uint64_t dropped_total_ = 0;
+  uint64_t expired_total_ = 0;
 };
 
 } // namespace tb

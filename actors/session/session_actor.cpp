@@ -124,9 +124,17 @@ void queue_drop_notices(session_state& st) {
     dropped->set_subscription_id(notice.subscription_id);
     dropped->set_count(notice.count);
     dropped->set_total(notice.total);
+    dropped->set_reason(to_string(notice.reason));
     st.control.push_back(std::move(frame));
-    st.stats.dropped += notice.count;
   }
+}
+
+// Returns the wall clock's time in nanoseconds since the Unix epoch, which
+// message expiry times are in.
+int64_t now_unix_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 // Records the latency of each delivery in `frame`, from acceptance to now:
@@ -148,6 +156,7 @@ session_stats session_state::current_stats() const {
   result.cached_routes = routes.size();
   result.buffered = deliveries.buffered() + group_outbox.size();
   result.dropped = deliveries.dropped_total();
+  result.expired = deliveries.expired_total();
   result.buffered_bytes = deliveries.buffered_bytes();
   result.peer = peer;
   result.token = grant.token;
@@ -235,7 +244,13 @@ void flush(session_pointer self) {
       auto max = st.ctx.limits.max_frame_messages;
       auto n = drain_group_outbox(st, *frame, max);
       if (n < max)
-        n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
+        n += st.deliveries.drain(*frame, max - n, max_frame_bytes,
+                                 now_unix_nanos());
+      // Messages that expired on the way are reported right after this
+      // frame (or instead of it, when every message it took had expired).
+      queue_drop_notices(st);
+      if (n == 0)
+        continue;
       st.stats.delivered += n;
       record_latencies(st, *frame);
     } else {

@@ -165,6 +165,10 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
 /// Starts publishing `job`: resolves missing routes, then routes it.
 void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 
+/// Answers the publisher of `job` once every destination took the batch:
+/// the confirm (or the unary reply), and the refusals counted and logged.
+void finish_publish(session_pointer self, publish_job& job);
+
 /// Validates `messages` and turns the valid ones into accepted messages;
 /// `grant` says which topics the client may publish to.
 std::shared_ptr<publish_job> make_publish_job(

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "actors/session/publish_destinations.hpp"
 #include "actors/session/session_actor.hpp"
 #include "actors/session/unary_call.hpp"
 #include "routing/topic.hpp"
@@ -130,7 +131,79 @@ error_info refusals_of(const publish_job& job) {
                              " messages refused; the first: " + first->text);
 }
 
-// Answers the publisher once every destination took the batch.
+// Sends every destination its batch, in publish order, then confirms. A
+// delayed message goes to the groups as any other (they hold it apart) and,
+// for the fan-out subscriptions of its route, to the route's topic shard,
+// which hands it to them when it falls due.
+void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
+  auto& st = self->state;
+  std::vector<std::pair<session_actor, fanout_batch>> batches;
+  std::unordered_map<caf::actor_addr, size_t> index;
+  std::vector<group_share> shares;
+  std::vector<delayed_share> delayed;
+  for (size_t k = 0; k < job->accepted.size(); ++k) {
+    auto& msg = job->accepted[k];
+    auto* route = find_route(st, *job, msg->topic());
+    if (route == nullptr) {
+      auto failed = job->lookup_errors.find(std::string{msg->topic()});
+      job->outcomes[job->positions[k]].error =
+          failed != job->lookup_errors.end()
+              ? failed->second
+              : make_error_info(ec::internal, "no route for topic \"" +
+                                                  std::string{msg->topic()} +
+                                                  "\" (the router failed)");
+      continue;
+    }
+    if ((*route)->empty()) {
+      ++st.stats.unrouted;
+      continue;
+    }
+    if (msg->delay_ms() != 0) {
+      if (!(*route)->fanout.empty())
+        add_delayed(delayed, *route, msg, k);
+    } else {
+      for (auto& target : (*route)->fanout) {
+        auto [pos, added] =
+            index.emplace(target.session.address(), batches.size());
+        if (added)
+          batches.emplace_back(target.session, fanout_batch{});
+        batches[pos->second].second.items.push_back(
+            fanout_item{msg, target.subscription_id});
+      }
+    }
+    for (auto& group : (*route)->groups) {
+      auto pos =
+          std::find_if(shares.begin(), shares.end(),
+                       [&](const group_share& x) { return x.group == group; });
+      if (pos == shares.end())
+        pos = shares.insert(shares.end(), group_share{group, {}, {}});
+      pos->messages.push_back(msg);
+      pos->positions.push_back(static_cast<uint32_t>(k));
+    }
+  }
+  for (auto& [dest, batch] : batches)
+    self->send(dest, deliver_atom_v, std::move(batch));
+  st.stats.published += job->accepted.size();
+  if (shares.empty() && delayed.empty())
+    finish_publish(self, *job);
+  else
+    enqueue_later(self, std::move(job), std::move(shares), std::move(delayed));
+}
+
+// Caches a route a lookup returned, telling the router about evictions.
+void cache_route(session_pointer self, const route_ref& route) {
+  auto& st = self->state;
+  if (auto evicted = st.routes.insert(route))
+    self->send(st.ctx.router, detach_atom_v, *evicted,
+               caf::actor_cast<session_actor>(self));
+  if (!st.sweep_scheduled) {
+    st.sweep_scheduled = true;
+    self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
+  }
+}
+
+} // namespace
+
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
   --st.publishing;
@@ -168,106 +241,6 @@ void finish_publish(session_pointer self, publish_job& job) {
   release_frame(self);
   flush(self);
 }
-
-// The messages one publish batch routes to one group, with their positions
-// among the job's accepted messages.
-struct group_share {
-  group_actor group;
-  std::vector<message_ref> messages;
-  std::vector<uint32_t> positions;
-};
-
-// Asks each group to hold its share; a refusal (a full group) marks the
-// message's outcome, naming the group. Confirms once every group answered.
-void enqueue_in_groups(session_pointer self, std::shared_ptr<publish_job> job,
-                       std::vector<group_share> shares) {
-  job->pending_groups = shares.size();
-  for (auto& share : shares) {
-    auto count_down = [self, job] {
-      if (--job->pending_groups == 0)
-        finish_publish(self, *job);
-    };
-    self->request(share.group, caf::infinite, enqueue_atom_v,
-                  std::move(share.messages))
-        .then(
-            [job, count_down,
-             positions = std::move(share.positions)](enqueue_reply& reply) {
-              for (auto i : reply.refused) {
-                auto& outcome = job->outcomes[job->positions[positions[i]]];
-                if (!outcome.error)
-                  outcome.error = make_error_info(ec::group_full, reply.reason);
-              }
-              count_down();
-            },
-            // A group deleted meanwhile holds nothing: not the publisher's
-            // problem.
-            [count_down](caf::error&) { count_down(); });
-  }
-}
-
-// Sends every destination its batch, in publish order, then confirms.
-void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
-  auto& st = self->state;
-  std::vector<std::pair<session_actor, fanout_batch>> batches;
-  std::unordered_map<caf::actor_addr, size_t> index;
-  std::vector<group_share> shares;
-  for (size_t k = 0; k < job->accepted.size(); ++k) {
-    auto& msg = job->accepted[k];
-    auto* route = find_route(st, *job, msg->topic());
-    if (route == nullptr) {
-      auto failed = job->lookup_errors.find(std::string{msg->topic()});
-      job->outcomes[job->positions[k]].error =
-          failed != job->lookup_errors.end()
-              ? failed->second
-              : make_error_info(ec::internal, "no route for topic \"" +
-                                                  std::string{msg->topic()} +
-                                                  "\" (the router failed)");
-      continue;
-    }
-    if ((*route)->empty()) {
-      ++st.stats.unrouted;
-      continue;
-    }
-    for (auto& target : (*route)->fanout) {
-      auto [pos, added] =
-          index.emplace(target.session.address(), batches.size());
-      if (added)
-        batches.emplace_back(target.session, fanout_batch{});
-      batches[pos->second].second.items.push_back(
-          fanout_item{msg, target.subscription_id});
-    }
-    for (auto& group : (*route)->groups) {
-      auto pos =
-          std::find_if(shares.begin(), shares.end(),
-                       [&](const group_share& x) { return x.group == group; });
-      if (pos == shares.end())
-        pos = shares.insert(shares.end(), group_share{group, {}, {}});
-      pos->messages.push_back(msg);
-      pos->positions.push_back(static_cast<uint32_t>(k));
-    }
-  }
-  for (auto& [dest, batch] : batches)
-    self->send(dest, deliver_atom_v, std::move(batch));
-  st.stats.published += job->accepted.size();
-  if (shares.empty())
-    finish_publish(self, *job);
-  else
-    enqueue_in_groups(self, std::move(job), std::move(shares));
-}
-
-// Caches a route a lookup returned, telling the router about evictions.
-void cache_route(session_pointer self, const route_ref& route) {
-  auto& st = self->state;
-  if (auto evicted = st.routes.insert(route))
-    self->send(st.ctx.router, detach_atom_v, *evicted,
-               caf::actor_cast<session_actor>(self));
-  if (!st.sweep_scheduled) {
-    st.sweep_scheduled = true;
-    self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
-  }
-}
-
-} // namespace
 
 std::shared_ptr<publish_job>
 make_publish_job(session_state& st,

@@ -19,6 +19,7 @@ shard_topic* create_topic(topic_shard_pointer self, topic_seed& seed) {
   first->version = ++st.created << 32;
   first->fanout = fanout_list::from_vector(seed.fanout);
   first->groups = std::move(seed.groups);
+  first->shard = self->address();
   auto& topic = st.topics[seed.topic];
   topic.current = route_ref{std::move(first)};
   st.index.insert(seed.topic);
@@ -46,6 +47,10 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
   shard_view view;
   view.live = st.topics.size();
   view.mailbox = mailbox_length(self);
+  view.scheduled = st.delayed.size();
+  view.scheduled_fired = st.delayed.fired();
+  view.scheduled_refused = st.delayed.refused();
+  view.next_due_unix_ms = next_due_unix_ms(self);
   if (query.topic_pattern.empty())
     return view;
   std::vector<std::string> names;
@@ -68,10 +73,11 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
 topic_shard_actor::behavior_type
 topic_shard_impl(topic_shard_pointer self,
                  std::chrono::milliseconds idle_timeout,
-                 std::shared_ptr<topic_quota> quota) {
+                 std::shared_ptr<topic_quota> quota, delayed_limits delayed) {
   auto& st = self->state;
   st.idle_timeout = idle_timeout;
   st.quota = std::move(quota);
+  st.delayed = delayed_fanout{delayed.per_topic, std::move(delayed.quota)};
   self->set_down_handler(
       [self](caf::down_msg& msg) { shard_forget_session(self, msg.source); });
   return {
@@ -133,6 +139,10 @@ topic_shard_impl(topic_shard_pointer self,
       [self](stats_atom, const stats_query& query) {
         return describe_shard(self, query);
       },
+      [self](schedule_atom, delayed_batch& batch) {
+        return shard_schedule(self, batch);
+      },
+      [self](due_atom) { shard_fire_due(self); },
   };
 }
 

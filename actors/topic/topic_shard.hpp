@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -34,12 +35,15 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/protocol.hpp"
+#include "actors/topic/delayed_fanout.hpp"
 #include "routing/topic_tree.hpp"
 
 namespace tb {
 
 /// The broker-wide number of live topics, held below `limits.max_topics`;
 /// shared by the topic shards (a lock-free counter, like the message ids).
+/// The shards count their delayed fan-out messages in another one, against
+/// `limits.max_delayed_fanout`.
 class topic_quota {
 public:
   /// Allows at most `max` live topics.
@@ -63,6 +67,11 @@ public:
   /// Returns the number of live topics.
   std::size_t live() const noexcept {
     return live_.load(std::memory_order_relaxed);
+  }
+
+  /// Returns the most it allows.
+  std::size_t max() const noexcept {
+    return max_;
   }
 
 private:
@@ -128,6 +137,10 @@ struct topic_shard_state {
   uint64_t created = 0;
   /// Topics expired so far.
   uint64_t expired = 0;
+  /// The delayed fan-out messages of its topics, until their due time.
+  delayed_fanout delayed{SIZE_MAX, nullptr};
+  /// When its one due timer fires, if one is armed.
+  std::optional<std::chrono::steady_clock::time_point> armed;
 };
 
 /// The shard's handle type with its state.
@@ -143,12 +156,26 @@ constexpr std::size_t expiry_batch = 256;
 /// The pause between two expiry batches of one shard.
 constexpr std::chrono::milliseconds expiry_pause{1};
 
+/// The most delayed messages one due timer hands out; the next batch
+/// follows `due_pause` later (as with `expiry_batch`).
+constexpr std::size_t due_batch = 4096;
+
+/// The pause between two batches of due messages of one shard.
+constexpr std::chrono::milliseconds due_pause{1};
+
+/// How a shard bounds the delayed fan-out messages it holds.
+struct delayed_limits {
+  /// The most per topic (`limits.max_delayed_fanout_per_topic`).
+  std::size_t per_topic = SIZE_MAX;
+  /// The count over all shards (`limits.max_delayed_fanout`); none if null.
+  std::shared_ptr<topic_quota> quota;
+};
+
 /// Runs a topic shard whose idle topics live `idle_timeout`, counting its
-/// topics in `quota`.
-topic_shard_actor::behavior_type
-topic_shard_impl(topic_shard_pointer self,
-                 std::chrono::milliseconds idle_timeout,
-                 std::shared_ptr<topic_quota> quota);
+/// topics in `quota`, holding delayed fan-out messages within `delayed`.
+topic_shard_actor::behavior_type topic_shard_impl(
+    topic_shard_pointer self, std::chrono::milliseconds idle_timeout,
+    std::shared_ptr<topic_quota> quota, delayed_limits delayed = {});
 
 // -- internals shared by the shard's source files -----------------------------
 
@@ -202,6 +229,18 @@ caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
 /// Removes `group` from every topic `pattern` matches.
 void shard_remove_group(topic_shard_pointer self, const std::string& pattern,
                         const group_actor& group);
+
+/// Holds the delayed messages of `batch` until their due time, arming the
+/// shard's timer; answers which were refused at a limit, and why.
+enqueue_reply shard_schedule(topic_shard_pointer self, delayed_batch& batch);
+
+/// Hands the delayed messages that fell due (at most `due_batch`) to the
+/// fan-out subscriptions of their routes and re-arms the timer.
+void shard_fire_due(topic_shard_pointer self);
+
+/// Returns when the shard's earliest delayed message falls due, in
+/// milliseconds since the Unix epoch; 0 when it holds none.
+int64_t next_due_unix_ms(topic_shard_pointer self);
 
 /// Forgets a session that ended: out of every route and cacher list.
 void shard_forget_session(topic_shard_pointer self,

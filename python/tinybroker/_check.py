@@ -6,6 +6,8 @@ InvalidRequestError naming the field, before anything is sent (as the C++
 client does, client/check.hpp)."""
 
 import dataclasses
+import datetime
+import math
 from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import grpc
@@ -81,6 +83,63 @@ def headers(field: str, value: Optional[Mapping[Any, Any]]) -> dict:
         name = text(f"{field} key", name)
         out[name] = text(f"{field}[{name!r}]", item)
     return out
+
+
+#: The largest millisecond count a message's ttl or delay may hold (32
+#: bits on the wire; the broker bounds delays further, limits.max_delay).
+_MAX_MILLIS = 2**32 - 1
+
+
+def millis(field: str, seconds: Any) -> int:
+    """Returns `seconds` (an int or float, 0 = none) as whole milliseconds,
+    rounded up so that a short time never becomes none. Raises TypeError for
+    another type, InvalidRequestError for a negative or too large value;
+    both name `field`."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"{field} must be a number of seconds, not "
+                        f"{type(seconds).__name__}")
+    if not math.isfinite(seconds) or seconds < 0:
+        raise InvalidRequestError(
+            f"{field} is {seconds!r} seconds; it must be 0 (none) or more",
+            grpc.StatusCode.INVALID_ARGUMENT)
+    ms = math.ceil(seconds * 1000)
+    if ms > _MAX_MILLIS:
+        raise InvalidRequestError(
+            f"{field} is {seconds!r} seconds; the most is {_MAX_MILLIS // 1000}",
+            grpc.StatusCode.INVALID_ARGUMENT)
+    return ms
+
+
+def unix_millis(field: str, when: Any) -> int:
+    """Returns `when` (None, a datetime, or seconds since the Unix epoch) as
+    milliseconds since the Unix epoch (0 for None). A naive datetime is
+    taken as local time. Raises TypeError or InvalidRequestError naming
+    `field`."""
+    if when is None:
+        return 0
+    if isinstance(when, datetime.datetime):
+        when = when.timestamp()
+    if isinstance(when, bool) or not isinstance(when, (int, float)):
+        raise TypeError(f"{field} must be a datetime or seconds since the "
+                        f"Unix epoch, not {type(when).__name__}")
+    if not math.isfinite(when) or when <= 0:
+        raise InvalidRequestError(
+            f"{field} is {when!r}; it must be a time after the Unix epoch",
+            grpc.StatusCode.INVALID_ARGUMENT)
+    return math.ceil(when * 1000)
+
+
+def priority(field: str, value: Any) -> int:
+    """Returns `value` if it is an int from 0 to 9; raises TypeError or
+    InvalidRequestError naming `field`."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{field} must be an int from 0 to 9, not "
+                        f"{type(value).__name__}")
+    if not 0 <= value <= 9:
+        raise InvalidRequestError(
+            f"{field} is {value}; priorities go from 0 to 9",
+            grpc.StatusCode.INVALID_ARGUMENT)
+    return value
 
 
 def client_name(name: Optional[str]) -> Optional[str]:

@@ -185,6 +185,8 @@ class Core(Subscribing, Closing, PublishQueue):
             sub = self._subs.get(frame.dropped.subscription_id)
             if sub is not None:
                 sub.dropped += frame.dropped.count
+                if frame.dropped.reason == "expired":
+                    sub.expired += frame.dropped.count
                 if sub.on_dropped is not None:
                     out.append((sub.on_dropped, frame.dropped.count))
         elif kind == "error":

@@ -163,11 +163,15 @@ class Publishing:
 
     def publish(self, topic: str, payload: "bytes | str" = b"", *,
                 headers: Optional[Dict[str, str]] = None, key: str = "",
-                timeout: Optional[float] = 10.0) -> int:
+                timeout: Optional[float] = 10.0, ttl: float = 0,
+                delay: float = 0, not_before: Any = None,
+                priority: int = 0) -> int:
         """Publishes one message and returns its id once confirmed. Raises
-        PublishError when the broker refused it."""
-        return self.publish_many([Message(topic, payload, headers or {}, key)],
-                                 timeout)[0]
+        PublishError when the broker refused it. `ttl`, `delay`,
+        `not_before` and `priority` as in Message."""
+        return self.publish_many(
+            [Message(topic, payload, headers or {}, key, ttl, delay,
+                     not_before, priority)], timeout)[0]
 
 
 def _join_futures(futures: List[Future]) -> Future:
@@ -262,8 +266,12 @@ class AsyncPublishing:
 
     async def publish(self, topic: str, payload: "bytes | str" = b"", *,
                       headers: Optional[Dict[str, str]] = None, key: str = "",
-                      timeout: Optional[float] = 10.0) -> int:
-        """Publishes one message; its id, or PublishError."""
+                      timeout: Optional[float] = 10.0, ttl: float = 0,
+                      delay: float = 0, not_before: Any = None,
+                      priority: int = 0) -> int:
+        """Publishes one message; its id, or PublishError. `ttl`, `delay`,
+        `not_before` and `priority` as in Message."""
         ids = await self.publish_many(
-            [Message(topic, payload, headers or {}, key)], timeout)
+            [Message(topic, payload, headers or {}, key, ttl, delay,
+                     not_before, priority)], timeout)
         return ids[0]

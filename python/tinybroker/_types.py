@@ -2,6 +2,7 @@
 (tinybroker.client) and the asyncio client (tinybroker.aio)."""
 
 import asyncio
+import datetime
 import queue
 from dataclasses import dataclass, field
 from typing import (Any, Callable, Dict, Iterable, List, Mapping, Optional,
@@ -11,7 +12,7 @@ import grpc
 
 from . import _check
 from ._proto import tinybroker_pb2 as pb
-from .errors import PublishError, code_from_number
+from .errors import InvalidRequestError, PublishError, code_from_number
 
 #: Ends a queue: a stream's frame queue (half-close) or a subscription's
 #: delivery queue (ended).
@@ -28,23 +29,42 @@ Payload = Union[bytes, bytearray, memoryview, str]
 @dataclass
 class Message:
     """A message to publish: topic, payload (str is sent as UTF-8), optional
-    headers and key (sticky routing in key_hash groups)."""
+    headers and key (sticky routing in key_hash groups), and optionally
+    (issue 29): `ttl` in seconds (dropped or dead-lettered once it waited
+    that long for a delivery), `delay` in seconds or `not_before` (a
+    datetime, or seconds since the Unix epoch) to deliver it not before
+    then, and `priority` 0 to 9 (higher first among a group's waiting
+    messages)."""
 
     topic: str
     payload: Payload = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     key: str = ""
+    ttl: float = 0
+    delay: float = 0
+    not_before: "Optional[Union[float, datetime.datetime]]" = None
+    priority: int = 0
 
     def to_proto(self, field: str = "message") -> "pb.Message":
         """Returns the wire form. Raises TypeError for a payload that is not
-        bytes-like or str (or a topic, key or header that is not str) and
-        InvalidRequestError for text that is not UTF-8; `field` names the
-        message in both."""
+        bytes-like or str (or a topic, key or header that is not str, or a
+        time or priority that is not a number) and InvalidRequestError for
+        text that is not UTF-8, a negative time, a priority outside 0-9 or
+        both delay and not_before; `field` names the message in all."""
+        if self.delay and self.not_before is not None:
+            raise InvalidRequestError(
+                f"{field} sets both delay and not_before; set one of them",
+                grpc.StatusCode.INVALID_ARGUMENT)
         return pb.Message(
             topic=_check.text(f"{field}.topic", self.topic),
             payload=_check.payload(f"{field}.payload", self.payload),
             headers=_check.headers(f"{field}.headers", self.headers),
-            key=_check.text(f"{field}.key", self.key))
+            key=_check.text(f"{field}.key", self.key),
+            ttl_ms=_check.millis(f"{field}.ttl", self.ttl),
+            delay_ms=_check.millis(f"{field}.delay", self.delay),
+            not_before_unix_ms=_check.unix_millis(f"{field}.not_before",
+                                                  self.not_before),
+            priority=_check.priority(f"{field}.priority", self.priority))
 
 
 #: What publish_many takes per message: a Message, or (topic, payload) or
@@ -167,6 +187,11 @@ class Delivery:
     def accepted_unix_nanos(self) -> int:
         """Acceptance time in nanoseconds since the Unix epoch."""
         return self._wire.accepted_unix_nanos
+
+    @property
+    def priority(self) -> int:
+        """The priority it was published with (0 to 9; 0 when none)."""
+        return self._wire.priority
 
     @property
     def delivery_id(self) -> int:

@@ -49,8 +49,13 @@ class SubscriptionBase:
         self.on_dropped = on_dropped
         #: How often the broker confirmed it (1 + the reconnects survived).
         self.times_subscribed = 0
-        #: Messages the broker dropped because this subscriber was slow.
+        #: Messages the broker dropped unwritten: because this subscriber was
+        #: slow, or because their TTL passed while they waited (those are
+        #: also counted in `expired`).
         self.dropped = 0
+        #: Of `dropped`, the messages whose TTL passed before they could be
+        #: written (issue 29).
+        self.expired = 0
         self._ended = False
         self._end_error: Optional[TinybrokerError] = None
 

@@ -37,7 +37,7 @@ protected:
                                                    size_t max_messages = 1024,
                                                    size_t max_bytes = 1 << 20) {
     pb::ServerFrame frame;
-    auto moved = buf.drain(frame, max_messages, max_bytes);
+    auto moved = buf.drain(frame, max_messages, max_bytes, 0);
     EXPECT_TRUE(frame.has_deliveries());
     std::vector<std::pair<uint64_t, uint64_t>> result;
     for (auto& d : frame.deliveries().deliveries())
@@ -203,7 +203,7 @@ TEST_F(DeliveryBuffer, DeliveriesCarryTheMessage) {
   buf.push(7, message_record::make(42, 123, "orders.eu", "p", "k",
                                    header_list{{"h", "v"}}));
   pb::ServerFrame frame;
-  ASSERT_EQ(buf.drain(frame, 10, 1000), 1u);
+  ASSERT_EQ(buf.drain(frame, 10, 1000, 0), 1u);
   auto& d = frame.deliveries().deliveries(0);
   EXPECT_EQ(d.subscription_id(), 7u);
   EXPECT_EQ(d.message_id(), 42u);
@@ -297,6 +297,87 @@ TEST_F(DeliveryBuffer, IdleSubscriptionsHoldNoQueue) {
   EXPECT_EQ(buf.allocated_queues(), 0u);
   EXPECT_EQ(buf.buffered(), 0u);
   EXPECT_EQ(buf.buffered_bytes(), 0u);
+}
+
+// -- TTL (issue 29)
+// ------------------------------------------------------------
+
+/// A message with id `id` accepted at `accepted_ms` with `ttl_ms` (topic
+/// "t"), delayed by `delay_ms`.
+message_ref timed(uint64_t id, int64_t accepted_ms, uint32_t ttl_ms,
+                  uint32_t delay_ms = 0) {
+  return message_record::make(id, accepted_ms * 1'000'000, "t", "x", "",
+                              header_list{},
+                              message_timing{ttl_ms, delay_ms, 0});
+}
+
+/// Milliseconds as the drain's clock (Unix nanoseconds).
+constexpr int64_t at_ms(int64_t ms) {
+  return ms * 1'000'000;
+}
+
+TEST_F(DeliveryBuffer, AMessagePastItsTtlIsDroppedBeforeItIsWritten) {
+  delivery_buffer buf{16, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  buf.push(1, timed(1, 0, 100));      // expires at 100 ms
+  buf.push(1, timed(2, 0, 0));        // no TTL
+  buf.push(1, timed(3, 50, 100));     // expires at 150 ms
+  buf.push(1, timed(4, 0, 100, 100)); // due at 100 ms: expires at 200 ms
+  pb::ServerFrame frame;
+  EXPECT_EQ(buf.drain(frame, 10, 1 << 20, at_ms(120)), 3u);
+  std::vector<uint64_t> written;
+  for (auto& d : frame.deliveries().deliveries())
+    written.push_back(d.message_id());
+  EXPECT_EQ(written, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(buf.buffered(), 0u);
+  EXPECT_EQ(buf.expired_total(), 1u);
+  EXPECT_EQ(buf.dropped_total(), 0u); // not a slow subscriber's loss
+  auto notices = buf.take_drop_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].subscription_id, 1u);
+  EXPECT_EQ(notices[0].count, 1u);
+  EXPECT_EQ(notices[0].total, 1u);
+  EXPECT_EQ(notices[0].reason, drop_reason::expired);
+  EXPECT_STREQ(to_string(notices[0].reason), "expired");
+  EXPECT_FALSE(buf.has_new_losses()) << "expiry is not logged as a loss";
+}
+
+TEST_F(DeliveryBuffer, AFrameOfOnlyExpiredMessagesMovesNothing) {
+  delivery_buffer buf{16, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  for (uint64_t id = 1; id <= 5; ++id)
+    buf.push(1, timed(id, 0, 10));
+  pb::ServerFrame frame;
+  EXPECT_EQ(buf.drain(frame, 10, 1 << 20, at_ms(10)), 0u);
+  EXPECT_EQ(frame.deliveries().deliveries_size(), 0);
+  EXPECT_FALSE(buf.has_ready());
+  EXPECT_EQ(buf.buffered(), 0u);
+  EXPECT_EQ(buf.buffered_bytes(), 0u);
+  auto notices = buf.take_drop_notices();
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].count, 5u);
+}
+
+TEST_F(DeliveryBuffer, EachReasonGetsItsOwnNoticeWithTheCommonTotal) {
+  delivery_buffer buf{2, 1 << 20};
+  buf.add(1);
+  buf.confirm(1);
+  buf.push(1, timed(1, 0, 0));
+  buf.push(1, timed(2, 0, 0));
+  buf.push(1, timed(3, 0, 10)); // message 1 lost: the buffer holds 2
+  pb::ServerFrame frame;
+  EXPECT_EQ(buf.drain(frame, 10, 1 << 20, at_ms(20)), 1u); // 3 expired
+  auto notices = buf.take_drop_notices();
+  ASSERT_EQ(notices.size(), 2u);
+  EXPECT_EQ(notices[0].reason, drop_reason::slow_subscriber);
+  EXPECT_EQ(notices[0].count, 1u);
+  EXPECT_EQ(notices[1].reason, drop_reason::expired);
+  EXPECT_EQ(notices[1].count, 1u);
+  EXPECT_EQ(notices[0].total, 2u);
+  EXPECT_EQ(notices[1].total, 2u);
+  EXPECT_TRUE(buf.take_drop_notices().empty());
 }
 
 } // namespace

@@ -116,7 +116,7 @@ protected:
   // Writes everything buffered, as a client that reads again.
   void drain() {
     tinybroker::v1::ServerFrame frame;
-    buffer.drain(frame, 1u << 20, 1u << 30);
+    buffer.drain(frame, 1u << 20, 1u << 30, 0);
     log.check_caught_up(buffer, now);
   }
 

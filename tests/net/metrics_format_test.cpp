@@ -46,6 +46,10 @@ pb::StatsReply sample_reply() {
   b.set_rss_bytes(1u << 20);
   b.set_held_bytes(4096);
   b.set_buffered(9);
+  b.set_fanout_scheduled(21);
+  b.set_fanout_delayed_delivered(22);
+  b.set_fanout_scheduled_refused(23);
+  b.set_fanout_expired(24);
   auto& h = *b.mutable_delivery_latency();
   for (auto [bound, n] : {std::pair{0.001, 2}, {0.01, 5}, {0.1, 7}}) {
     h.add_upper_bounds_seconds(bound);
@@ -106,6 +110,10 @@ TEST(metrics_format, broker_metrics_have_help_type_and_value) {
       {"tinybroker_resident_memory_bytes", "gauge", "1048576"},
       {"tinybroker_held_bytes", "gauge", "4096"},
       {"tinybroker_buffered_deliveries", "gauge", "9"},
+      {"tinybroker_fanout_scheduled", "gauge", "21"},
+      {"tinybroker_fanout_delayed_delivered_total", "counter", "22"},
+      {"tinybroker_fanout_scheduled_refused_total", "counter", "23"},
+      {"tinybroker_fanout_expired_total", "counter", "24"},
   };
   for (const auto& w : wants) {
     auto name = std::string{w.name};
@@ -140,7 +148,8 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
   }
   EXPECT_EQ(helped, typed);
   EXPECT_EQ(helped.size(),
-            16u + 1u + 17u + 2u); // broker, histogram, groups, auth
+            16u + 4u + 1u + 17u + 2u); // broker (+4 of issue 29's
+                                       // fan-out), histogram, groups, auth
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {

@@ -2,6 +2,7 @@
 // prints the id the broker gave each one (or why it was refused).
 
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -32,6 +33,10 @@ struct pub_options {
   std::vector<std::string> headers;
   std::string key;
   std::size_t batch = 256;
+  // Issue 29: time to live, delay, priority (0-9).
+  std::chrono::milliseconds ttl{0};
+  std::chrono::milliseconds delay{0};
+  uint32_t priority = 0;
 };
 
 // Collects messages into batches, publishes each batch with the unary
@@ -108,6 +113,9 @@ client::outgoing_message make_message(const pub_options& opts,
                                       const std::string& data, uint64_t seq,
                                       bool numbered = false) {
   client::outgoing_message msg{opts.topic, data, {}, opts.key};
+  msg.ttl = opts.ttl;
+  msg.delay = opts.delay;
+  msg.priority = opts.priority;
   constexpr std::string_view placeholder = "{{n}}";
   auto number = std::to_string(seq);
   for (auto pos = msg.payload.find(placeholder);
@@ -217,6 +225,27 @@ command add_pub_command(CLI::App& app, const connection_options& conn_opts) {
       ->allow_extra_args(false);
   cmd->add_option("-k,--key", opts->key,
                   "routing key (key_hash groups send one key to one member)");
+  cmd->add_option_function<std::string>(
+         "--ttl",
+         [opts](const std::string& text) {
+           opts->ttl = parse_duration_flag("--ttl", text);
+         },
+         "time to live (\"30s\", \"500ms\"): a group drops or "
+         "dead-letters the message once it waited that long, a slow "
+         "subscriber's buffer drops it unwritten")
+      ->type_name("DURATION");
+  cmd->add_option_function<std::string>(
+         "--delay",
+         [opts](const std::string& text) {
+           opts->delay = parse_duration_flag("--delay", text);
+         },
+         "deliver not before this long after the broker accepted the "
+         "message (\"10s\", \"2m\"; at most the broker's limits.max_delay)")
+      ->type_name("DURATION");
+  cmd->add_option("--priority", opts->priority,
+                  "0 (default) to 9: a group delivers higher priorities "
+                  "first")
+      ->check(CLI::Range(0u, 9u));
   cmd->add_option("--batch", opts->batch,
                   "most messages per publish call (default 256)")
       ->check(CLI::Range(std::size_t{1}, max_batch));
@@ -224,7 +253,9 @@ command add_pub_command(CLI::App& app, const connection_options& conn_opts) {
                      "  tinybroker-cli pub jobs.resize 'job {{n}}' --count 10 "
                      "--header trace=abc --key user-7\n"
                      "  seq 3 | tinybroker-cli pub jobs.resize\n"
-                     "  tinybroker-cli pub images.raw --file photo.jpg\n");
+                     "  tinybroker-cli pub images.raw --file photo.jpg\n"
+                     "  tinybroker-cli pub jobs.report 'daily' --delay 10m "
+                     "--ttl 1h --priority 5\n");
   return {cmd, [cmd, data, opts, &conn_opts] {
             return run_pub(*opts, data->count() > 0, conn_opts);
           }};

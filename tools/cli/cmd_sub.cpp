@@ -214,8 +214,11 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
       send_answers(*session, opts.mode(), opts.nack_delay, answered);
     } else if (frame->has_dropped()) {
       std::cerr << "tinybroker-cli: lost " << frame->dropped().count()
-                << " messages (" << frame->dropped().total()
-                << " in total): this subscriber did not keep up" << std::endl;
+                << " messages (" << frame->dropped().total() << " in total): "
+                << (frame->dropped().reason() == "expired"
+                        ? "their TTL passed before they could be written"
+                        : "this subscriber did not keep up")
+                << std::endl;
     } else if (frame->has_unsubscribed()) {
       throw cli_failure(exit_refused, "subscription ended by the broker: " +
                                           frame->unsubscribed().reason());

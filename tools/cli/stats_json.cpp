@@ -43,7 +43,12 @@ void write_broker(json_writer& out, const pb::BrokerCounters& b) {
       .number("uptime_ms", b.uptime_ms())
       .number("rss_bytes", b.rss_bytes())
       .number("held_bytes", b.held_bytes())
-      .number("buffered", b.buffered());
+      .number("buffered", b.buffered())
+      .number("fanout_scheduled", b.fanout_scheduled())
+      .signed_number("fanout_next_due_unix_ms", b.fanout_next_due_unix_ms())
+      .number("fanout_delayed_delivered", b.fanout_delayed_delivered())
+      .number("fanout_scheduled_refused", b.fanout_scheduled_refused())
+      .number("fanout_expired", b.fanout_expired());
   write_histogram(out, b.delivery_latency());
   out.close_object();
 }

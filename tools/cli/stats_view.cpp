@@ -1,6 +1,7 @@
 #include "tools/cli/stats_view.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <tuple>
 
@@ -45,6 +46,24 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
   out << label("memory") << "rss " << format_bytes(b.rss_bytes()) << ", held "
       << format_bytes(b.held_bytes()) << ", buffered " << b.buffered()
       << " deliveries\n";
+  // Issue 29: delayed fan-out and TTL drops, when there are any.
+  if (b.fanout_scheduled() + b.fanout_delayed_delivered() +
+          b.fanout_scheduled_refused() + b.fanout_expired() !=
+      0) {
+    out << label("fan-out") << "scheduled " << b.fanout_scheduled();
+    if (auto due = b.fanout_next_due_unix_ms(); due != 0) {
+      auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::system_clock::now().time_since_epoch())
+                     .count();
+      out << " (next due in "
+          << format_elapsed(
+                 static_cast<uint64_t>(std::max<int64_t>(0, due - now)))
+          << ")";
+    }
+    out << ", delayed delivered " << b.fanout_delayed_delivered()
+        << ", refused " << b.fanout_scheduled_refused() << ", expired "
+        << b.fanout_expired() << '\n';
+  }
   auto& latency = b.delivery_latency();
   out << label("latency");
   if (latency.count() == 0)

@@ -1,0 +1,80 @@
+#include "actors/session/publish_destinations.hpp"
+
+#include <algorithm>
+
+namespace tb {
+
+void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
+                   std::vector<group_share> shares,
+                   std::vector<delayed_share> delayed) {
+  job->pending_groups = shares.size() + delayed.size();
+  auto count_down = [self, job] {
+    if (--job->pending_groups == 0)
+      finish_publish(self, *job);
+  };
+  // Marks the outcomes of the refused positions with `code` and `reason`.
+  auto refuse = [job](const std::vector<uint32_t>& positions,
+                      const enqueue_reply& reply, ec code) {
+    for (auto i : reply.refused) {
+      auto& outcome = job->outcomes[job->positions[positions[i]]];
+      if (!outcome.error)
+        outcome.error = make_error_info(code, reply.reason);
+    }
+  };
+  for (auto& share : shares) {
+    self->request(share.group, caf::infinite, enqueue_atom_v,
+                  std::move(share.messages))
+        .then(
+            [count_down, refuse,
+             positions = std::move(share.positions)](enqueue_reply& reply) {
+              refuse(positions, reply, ec::group_full);
+              count_down();
+            },
+            // A group deleted meanwhile holds nothing: not the publisher's
+            // problem.
+            [count_down](caf::error&) { count_down(); });
+  }
+  for (auto& share : delayed) {
+    auto shard = caf::actor_cast<topic_shard_actor>(share.shard);
+    if (!shard) {
+      // The broker is stopping: its shards are gone.
+      enqueue_reply gone;
+      for (uint32_t i = 0; i < share.positions.size(); ++i)
+        gone.refused.push_back(i);
+      gone.reason = "the topic's shard is gone: the broker is shutting down";
+      refuse(share.positions, gone, ec::shutting_down);
+      count_down();
+      continue;
+    }
+    // Both handlers name the positions (only one of them runs).
+    self->request(shard, caf::infinite, schedule_atom_v, std::move(share.batch))
+        .then(
+            [count_down, refuse,
+             positions = share.positions](enqueue_reply& reply) {
+              refuse(positions, reply, ec::schedule_full);
+              count_down();
+            },
+            [count_down, refuse, positions = share.positions](caf::error& err) {
+              enqueue_reply failed;
+              for (uint32_t i = 0; i < positions.size(); ++i)
+                failed.refused.push_back(i);
+              failed.reason = to_error_info(err).text;
+              refuse(positions, failed, ec::internal);
+              count_down();
+            });
+  }
+}
+
+void add_delayed(std::vector<delayed_share>& delayed, const route_ref& route,
+                 const message_ref& msg, size_t k) {
+  auto pos =
+      std::find_if(delayed.begin(), delayed.end(), [&](const delayed_share& x) {
+        return x.shard == route->shard;
+      });
+  if (pos == delayed.end())
+    pos = delayed.insert(delayed.end(), delayed_share{route->shard, {}, {}});
+  pos->batch.items.push_back(delayed_item{msg, route});
+  pos->positions.push_back(static_cast<uint32_t>(k));
+}
+
+} // namespace tb
