@@ -237,12 +237,17 @@ std::size_t group_ledger::clear() {
 
 std::size_t group_ledger::clear_pending() {
   auto n = pending();
-  for (auto& h : queue_)
-    count_out(h);
+  queue_.for_each_level([this](const auto& level) {
+    for (auto& h : level.items)
+      count_out(h);
+  });
   for (auto& [due, h] : delayed_)
     count_out(h);
+  while (!schedule_.empty())
+    held_bytes_ -= schedule_.take_first()->size_bytes();
   queue_.clear();
   delayed_.clear();
+  schedule_.clear();
   return n;
 }
 

@@ -228,6 +228,23 @@ TEST_F(GroupTime, DelayedMessagesComeAtTheirDueTimeInDueOrder) {
   EXPECT_EQ(delivered_at["300"], std::vector<int64_t>{300});
 }
 
+TEST_F(GroupTime, APurgeDropsScheduledAndPrioritizedMessagesToo) {
+  create_work();
+  enqueue(
+      {make("later", delay(300)), make("urgent", priority(7)), make("plain")});
+  auto before = counters("work");
+  ASSERT_EQ(before.pending, 3u);
+  ASSERT_EQ(before.scheduled, 1u);
+  EXPECT_EQ(query<uint64_t>(router, tb::purge_atom_v, std::string{"work"}), 3u);
+  auto after = counters("work");
+  EXPECT_EQ(after.pending, 0u);
+  EXPECT_EQ(after.scheduled, 0u);
+  EXPECT_EQ(after.held_bytes, 0u);
+  join(a, 1, "work", "jobs.>");
+  step(400ms);
+  EXPECT_TRUE(a.sink->deliveries().empty()); // the delayed one never comes
+}
+
 TEST_F(GroupTime, EqualDueTimesKeepPublishOrder) {
   create_work();
   join(a, 1, "work", "jobs.>");
