@@ -128,7 +128,10 @@ TEST_F(ScheduleLimitTest, DelayedMessagesPastALimitAreRefused) {
   std::vector<client::outgoing_message> batch;
   for (auto topic : {"sched.a", "sched.a", "sched.a", "sched.b", "sched.c"}) {
     batch.push_back(message(topic, topic));
-    batch.back().delay = 300ms;
+    // Long enough that none is due before the whole batch is counted, even
+    // on a loaded machine (with 300 ms one parallel run saw the first two
+    // leave before the fifth was checked against the broker's limit).
+    batch.back().delay = 3s;
   }
   auto results = publish_messages(batch);
   ASSERT_EQ(results.size(), 5u);
