@@ -12,6 +12,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "actors/meters.hpp"
+#include "actors/request_types.hpp"
 
 namespace tb {
 
@@ -108,6 +109,8 @@ struct session_stats {
   uint64_t mailbox = 0;
   /// Latency from acceptance to the write of each delivery.
   latency_histogram delivery_latency;
+  /// Request/reply counters.
+  request_stats requests;
 };
 
 /// @relates session_stats
@@ -117,7 +120,7 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
            x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
            x.token, x.client_name, x.connected_ms, x.mailbox,
-           x.delivery_latency);
+           x.delivery_latency, x.requests);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,
@@ -134,6 +137,7 @@ inline void accumulate(session_stats& total, const session_stats& x) {
   total.buffered_bytes += x.buffered_bytes;
   total.stale_answers += x.stale_answers;
   total.delivery_latency.merge(x.delivery_latency);
+  accumulate(total.requests, x.requests);
 }
 
 /// An actor that is not one of the broker's own kinds (a user's extension

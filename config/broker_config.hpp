@@ -116,6 +116,9 @@ struct limits_config {
   /// publishes to more topics looks the others up again (a router round
   /// trip each).
   std::size_t max_routes_per_session = 131'072;
+  /// The most requests one session may have waiting for their reply, and
+  /// the most requests it may hold received and unanswered.
+  std::size_t max_pending_requests_per_session = 10'000;
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -125,13 +128,15 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.subscription_buffer, x.max_subscriptions_per_session,
                   x.max_session_buffered_bytes, x.max_in_flight_per_session,
                   x.max_frame_messages, x.max_sessions, x.max_groups,
-                  x.max_topics, x.max_routes_per_session) ==
+                  x.max_topics, x.max_routes_per_session,
+                  x.max_pending_requests_per_session) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.max_subscribe_batch,
                   y.subscription_buffer, y.max_subscriptions_per_session,
                   y.max_session_buffered_bytes, y.max_in_flight_per_session,
                   y.max_frame_messages, y.max_sessions, y.max_groups,
-                  y.max_topics, y.max_routes_per_session);
+                  y.max_topics, y.max_routes_per_session,
+                  y.max_pending_requests_per_session);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

@@ -67,7 +67,9 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"max_sessions", r.count(lim.max_sessions, 1)},
        {"max_groups", r.count(lim.max_groups, 1)},
        {"max_topics", r.count(lim.max_topics, 1)},
-       {"max_routes_per_session", r.count(lim.max_routes_per_session, 1)}});
+       {"max_routes_per_session", r.count(lim.max_routes_per_session, 1)},
+       {"max_pending_requests_per_session",
+        r.count(lim.max_pending_requests_per_session, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});

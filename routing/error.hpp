@@ -52,6 +52,13 @@ enum class ec : uint8_t {
   unimplemented,
   /// A broker-internal failure (a bug): the request may be retried.
   internal,
+  /// A request found no subscriber or group member to answer it.
+  no_responders,
+  /// A request got no reply within its timeout.
+  request_timeout,
+  /// A reply names a request this session never received or already
+  /// answered.
+  unknown_request,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.

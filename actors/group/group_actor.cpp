@@ -80,8 +80,9 @@ void dispatch(group_pointer self) {
     auto& member = st.members.at(key);
     ++held.attempts;
     auto id = st.ctx.delivery_ids->reserve(1);
-    out[key].items.push_back(
-        group_delivery{held.msg, member.subscription_id, id, held.attempts});
+    auto& delivery = out[key].items.emplace_back(group_delivery{
+        held.msg, member.subscription_id, id, held.attempts, {}});
+    attach_reply(self, delivery);
     ++member.in_flight;
     --credit;
     ++st.counters.delivered;
@@ -329,6 +330,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         uint64_t acked = 0;
         answer(self, session, ids, [self, &acked](group_ledger::flight f) {
           auto& st = self->state;
+          forget_request(self, f.message.msg->id());
           ++st.counters.acked;
           ++acked;
           if (auto* member = st.members.find(f.member))
@@ -379,6 +381,19 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) { return describe_group(self); },
+      [self](request_atom, message_ref& msg,
+             const reply_target& target) -> caf::result<caf::ok_atom> {
+        if (auto err = admit_request(self, msg, target))
+          return make_caf_error(err.code, err.text);
+        auto id = msg->id();
+        std::vector<message_ref> one{std::move(msg)};
+        auto reply = enqueue(self, one);
+        if (!reply.refused.empty()) {
+          forget_request(self, id);
+          return make_caf_error(ec::group_full, reply.reason);
+        }
+        return caf::ok_atom_v;
+      },
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)

@@ -31,6 +31,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <caf/stateful_actor.hpp>
@@ -89,6 +90,11 @@ struct group_state {
   rate_meter received_rate;
   /// Messages acked per second (counted per ack frame).
   rate_meter acked_rate;
+  /// Where the replies of held requests go, by message id.
+  std::unordered_map<uint64_t, reply_target> requests;
+  /// The size of `requests` that triggers a sweep of those past their
+  /// deadline.
+  std::size_t request_prune_at = 64;
 };
 
 /// The group's handle type with its state.
@@ -171,6 +177,18 @@ bool used_up(group_pointer self, const group_ledger::held& held);
 /// Returns the group's counters, rates, ages and members, as the Stats view
 /// and ListGroups show them (actors/group/group_stats.cpp).
 group_info describe_group(group_pointer self);
+
+/// Checks that a member may answer the request `msg` and records where its
+/// reply goes; NO_RESPONDERS when the group has no active member
+/// (actors/group/group_requests.cpp).
+error_info admit_request(group_pointer self, const message_ref& msg,
+                         const reply_target& target);
+
+/// Forgets the reply target of `message_id` (acked or refused).
+void forget_request(group_pointer self, uint64_t message_id);
+
+/// Gives a delivery of a held request its reply target.
+void attach_reply(group_pointer self, group_delivery& delivery);
 
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).

@@ -222,7 +222,8 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
     enqueue_in_groups(self, std::move(job), std::move(shares));
 }
 
-// Caches a route a lookup returned, telling the router about evictions.
+} // namespace
+
 void cache_route(session_pointer self, const route_ref& route) {
   auto& st = self->state;
   if (auto evicted = st.routes.insert(route))
@@ -233,8 +234,6 @@ void cache_route(session_pointer self, const route_ref& route) {
     self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
   }
 }
-
-} // namespace
 
 std::shared_ptr<publish_job>
 make_publish_job(session_state& st,

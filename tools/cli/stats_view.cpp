@@ -39,6 +39,11 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
     out << " (unauthenticated " << b.unauthenticated() << ", permission denied "
         << b.permission_denied() << ")";
   out << '\n';
+  if (b.requests() + b.no_responders() != 0)
+    out << label("requests") << "sent " << b.requests() << ", replied "
+        << b.replies() << ", no responders " << b.no_responders()
+        << ", timed out " << b.request_timeouts() << ", late replies "
+        << b.late_replies() << ", waiting " << b.pending_requests() << '\n';
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
       << b.groups() << '\n';
