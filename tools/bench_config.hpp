@@ -39,6 +39,8 @@ enum class scenario_kind {
   /// How late a group's nack delays and ack_wait expiries fire with N
   /// pending.
   timers,
+  /// Request/reply round trips at a fixed rate (tools/bench_request.cpp).
+  request,
 };
 
 /// The settings of one run, as given on the command line.

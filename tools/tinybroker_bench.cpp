@@ -54,6 +54,7 @@ constexpr named_kind kinds[] = {
     {"expiry", scenario_kind::expiry, 20'000},
     {"topic-memory", scenario_kind::topic_memory, 100'000},
     {"timers", scenario_kind::timers, 1},
+    {"request", scenario_kind::request, 1},
 };
 
 // Fills in the preset of cfg.scenario; returns an error message or "".
@@ -79,6 +80,12 @@ std::string apply_preset(tb::bench::run_config& cfg,
     cfg.topics = 1000;
   if (name == "timers" && !given.messages)
     cfg.messages = 100'000;
+  if (name == "request") {
+    if (!given.rate)
+      cfg.rate = 1000;
+    if (!given.messages)
+      cfg.messages = static_cast<uint64_t>(cfg.rate * 10);
+  }
   if (cfg.kind == scenario_kind::queue && cfg.size < 16)
     return "--scenario " + name +
            " needs --size of at least 16 (send time and sequence number)";
@@ -126,6 +133,9 @@ int main(int argc, char** argv) {
       "frame; checks each message arrived exactly once in total.\n"
       "Scenario s4: fan-out at --rate (default 5000 msgs/s, 10 s of "
       "messages); latency counts from each message's scheduled send time.\n"
+      "Scenario request: a caller sends --messages requests (default 10 s "
+      "worth) at --rate (default 1000/s) to a responder that echoes each; "
+      "reports the round trip's p50/p99.\n"
       "Scenario s5: fan-out over --topics (default 1000) topics "
       "orders.<i>.created to a subscriber on orders.*.created.\n"
       "Scenario idle: opens --sessions sessions with one subscription each "
@@ -343,6 +353,8 @@ int main(int argc, char** argv) {
     return tb::bench::run_topic_memory(conn, cfg);
   case scenario_kind::timers:
     return tb::bench::run_timers(conn, cfg);
+  case scenario_kind::request:
+    return tb::bench::run_request(conn, cfg);
   case scenario_kind::fanout:
     break;
   }
