@@ -174,7 +174,7 @@ class AsyncRequests:
             if not delivery.is_request:
                 return
             try:
-                value = handler(delivery)
+                value: Any = handler(delivery)
                 if inspect.isawaitable(value):
                     value = await value
                 payload, headers = split_reply(value)
