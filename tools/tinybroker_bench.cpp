@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
                              "idle", "held", "topics-new", "subscribe-rate",
                              "subscribe-one-topic", "subscribe-wildcard",
-                             "expiry", "topic-memory", "timers"}));
+                             "expiry", "topic-memory", "timers", "request"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
