@@ -220,40 +220,6 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   dispatch(self);
 }
 
-enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
-  auto& st = self->state;
-  enqueue_reply reply;
-  for (uint32_t i = 0; i < msgs.size(); ++i) {
-    auto size = msgs[i]->size_bytes();
-    auto full = [&] {
-      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
-             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
-    };
-    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
-      while (full() && st.ledger.drop_oldest_pending())
-        ++st.counters.dropped;
-    if (full()) {
-      reply.refused.push_back(i);
-      ++st.counters.refused;
-      continue;
-    }
-    ++st.counters.received;
-    st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
-  }
-  if (msgs.size() > reply.refused.size())
-    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
-  if (!reply.refused.empty())
-    reply.reason = "group \"" + st.group + "\" is full (" +
-                   std::to_string(st.ledger.held_messages()) + " messages, " +
-                   std::to_string(st.ledger.held_bytes()) +
-                   " bytes held; max_pending_messages " +
-                   std::to_string(st.settings.max_pending_messages) +
-                   ", max_pending_bytes " +
-                   std::to_string(st.settings.max_pending_bytes) + ")";
-  dispatch(self);
-  return reply;
-}
-
 caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
   auto& st = self->state;
   auto max_in_flight = spec.max_in_flight == 0 ? 256u : spec.max_in_flight;
@@ -292,6 +258,40 @@ caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
 }
 
 } // namespace
+
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
+  auto& st = self->state;
+  enqueue_reply reply;
+  for (uint32_t i = 0; i < msgs.size(); ++i) {
+    auto size = msgs[i]->size_bytes();
+    auto full = [&] {
+      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
+             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+    };
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
+      while (full() && st.ledger.drop_oldest_pending())
+        ++st.counters.dropped;
+    if (full()) {
+      reply.refused.push_back(i);
+      ++st.counters.refused;
+      continue;
+    }
+    ++st.counters.received;
+    st.ledger.push_back(group_ledger::held{std::move(msgs[i]), 0});
+  }
+  if (msgs.size() > reply.refused.size())
+    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
+  if (!reply.refused.empty())
+    reply.reason = "group \"" + st.group + "\" is full (" +
+                   std::to_string(st.ledger.held_messages()) + " messages, " +
+                   std::to_string(st.ledger.held_bytes()) +
+                   " bytes held; max_pending_messages " +
+                   std::to_string(st.settings.max_pending_messages) +
+                   ", max_pending_bytes " +
+                   std::to_string(st.settings.max_pending_bytes) + ")";
+  dispatch(self);
+  return reply;
+}
 
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,
@@ -381,18 +381,8 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) { return describe_group(self); },
-      [self](request_atom, message_ref& msg,
-             const reply_target& target) -> caf::result<caf::ok_atom> {
-        if (auto err = admit_request(self, msg, target))
-          return make_caf_error(err.code, err.text);
-        auto id = msg->id();
-        std::vector<message_ref> one{std::move(msg)};
-        auto reply = enqueue(self, one);
-        if (!reply.refused.empty()) {
-          forget_request(self, id);
-          return make_caf_error(ec::group_full, reply.reason);
-        }
-        return caf::ok_atom_v;
+      [self](request_atom, message_ref& msg, const reply_target& target) {
+        return hold_request(self, msg, target);
       },
       [self](delete_atom) {
         auto& st = self->state;

@@ -178,11 +178,15 @@ bool used_up(group_pointer self, const group_ledger::held& held);
 /// and ListGroups show them (actors/group/group_stats.cpp).
 group_info describe_group(group_pointer self);
 
-/// Checks that a member may answer the request `msg` and records where its
-/// reply goes; NO_RESPONDERS when the group has no active member
-/// (actors/group/group_requests.cpp).
-error_info admit_request(group_pointer self, const message_ref& msg,
-                         const reply_target& target);
+/// Holds `msgs` (a publish batch's share), refusing those beyond the
+/// group's bounds; dispatches.
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs);
+
+/// Holds the request `msg` as one message, its reply going to `target`:
+/// NO_RESPONDERS when the group has no active member, RESOURCE_EXHAUSTED
+/// when it is full (actors/group/group_requests.cpp).
+caf::result<caf::ok_atom> hold_request(group_pointer self, message_ref& msg,
+                                       const reply_target& target);
 
 /// Forgets the reply target of `message_id` (acked or refused).
 void forget_request(group_pointer self, uint64_t message_id);

@@ -21,8 +21,8 @@ int64_t now_unix_nanos() {
       .count();
 }
 
-} // namespace
-
+// Checks that a member may answer the request `msg` and records where its
+// reply goes.
 error_info admit_request(group_pointer self, const message_ref& msg,
                          const reply_target& target) {
   auto& st = self->state;
@@ -45,6 +45,22 @@ error_info admit_request(group_pointer self, const message_ref& msg,
   }
   st.requests.emplace(msg->id(), target);
   return {};
+}
+
+} // namespace
+
+caf::result<caf::ok_atom> hold_request(group_pointer self, message_ref& msg,
+                                       const reply_target& target) {
+  if (auto err = admit_request(self, msg, target))
+    return make_caf_error(err.code, err.text);
+  auto id = msg->id();
+  std::vector<message_ref> one{std::move(msg)};
+  auto reply = enqueue(self, one);
+  if (!reply.refused.empty()) {
+    forget_request(self, id);
+    return make_caf_error(ec::group_full, reply.reason);
+  }
+  return caf::ok_atom_v;
 }
 
 void forget_request(group_pointer self, uint64_t message_id) {
