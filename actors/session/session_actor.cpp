@@ -55,7 +55,7 @@ void finish_if_drained(session_pointer self) {
   auto& st = self->state;
   if (!st.closing || st.publishing > 0 || !st.control.empty() ||
       st.deliveries.has_ready() || !st.group_outbox.empty() ||
-      !st.requests.outbox.empty())
+      requests_ready(st))
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");
@@ -230,7 +230,7 @@ void flush(session_pointer self) {
       frame = std::move(st.control.front());
       st.control.pop_front();
     } else if (st.deliveries.has_ready() || !st.group_outbox.empty() ||
-               !st.requests.outbox.empty()) {
+               requests_ready(st)) {
       // Deliveries wait until nothing is being written, and meanwhile
       // coalesce into fewer, larger frames.
       if (!st.sink->ready_to_write())
@@ -248,6 +248,8 @@ void flush(session_pointer self) {
         n += drain_requests(st, *frame, max - n);
       if (n < max)
         n += st.deliveries.drain(*frame, max - n, max_frame_bytes);
+      if (n == 0)
+        continue; // only requests of ended subscriptions, dropped
       st.stats.delivered += n;
       record_latencies(st, *frame);
     } else {

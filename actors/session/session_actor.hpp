@@ -299,8 +299,12 @@ bool take_reply(session_pointer self, uint64_t key, reply_body& body);
 /// past their deadline.
 void expire_requests(session_pointer self);
 
-/// Moves up to `max` fan-out request deliveries into `frame`; returns how
-/// many.
+/// Returns true if a fan-out request delivery may be written (its
+/// subscription is confirmed) or dropped (its subscription ended).
+bool requests_ready(const session_state& st);
+
+/// Moves up to `max` fan-out request deliveries of confirmed subscriptions
+/// into `frame`, holding back those of unconfirmed ones; returns how many.
 size_t drain_requests(session_state& st, tinybroker::v1::ServerFrame& frame,
                       size_t max);
 

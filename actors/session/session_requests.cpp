@@ -361,19 +361,48 @@ void expire_requests(session_pointer self) {
   flush(self);
 }
 
+bool requests_ready(const session_state& st) {
+  for (auto& item : st.requests.outbox)
+    if (!st.deliveries.contains(item.subscription_id) ||
+        st.deliveries.confirmed(item.subscription_id))
+      return true; // written, or dropped, by the next drain
+  return false;
+}
+
 size_t drain_requests(session_state& st, pb::ServerFrame& frame, size_t max) {
   if (st.requests.outbox.empty())
     return 0;
+  // As plain deliveries (delivery_buffer): a request for a subscription
+  // whose Subscribed frame is not queued yet waits, in order, behind it;
+  // one for a subscription ended meanwhile is gone, as fan-out is.
   auto* out = frame.mutable_deliveries()->mutable_deliveries();
   size_t moved = 0;
+  ring_queue<request_book::outgoing> held;
   while (!st.requests.outbox.empty() && moved < max) {
     auto& item = st.requests.outbox.front();
+    auto id = item.subscription_id;
+    if (!st.deliveries.contains(id)) {
+      st.requests.outbox.pop_front();
+      continue;
+    }
+    if (!st.deliveries.confirmed(id)) {
+      held.push_back(std::move(item));
+      st.requests.outbox.pop_front();
+      continue;
+    }
     auto* d = out->Add();
-    to_delivery(*item.message, item.subscription_id, *d);
+    to_delivery(*item.message, id, *d);
     d->set_reply_handle(item.handle);
     d->set_reply_deadline_unix_nanos(item.deadline_unix_nanos);
     st.requests.outbox.pop_front();
     ++moved;
+  }
+  if (!held.empty()) {
+    while (!st.requests.outbox.empty()) {
+      held.push_back(std::move(st.requests.outbox.front()));
+      st.requests.outbox.pop_front();
+    }
+    st.requests.outbox = std::move(held);
   }
   return moved;
 }

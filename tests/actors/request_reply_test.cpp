@@ -106,6 +106,52 @@ TEST_F(RequestReply, RequestReachesSubscribersAndTheReplyOnlyTheCaller) {
   EXPECT_EQ(stats(caller).requests.pending, 0u);
 }
 
+// As plain deliveries: a request that reaches a subscription before its
+// Subscribed frame is queued (the topic added it, the router's answer is
+// still on its way) waits behind that frame.
+TEST_F(RequestReply, RequestWaitsForTheSubscribedFrameOfItsSubscription) {
+  request(caller, 1, "svc.early", "warm"); // caches the route: nobody yet
+  ASSERT_EQ(errors(caller).size(), 1u);
+  send_frame(b, subscribe_frame(next_request_id(), 1, "svc.early"));
+  run_one(b.hdl);     // asks the router
+  run_one(router);    // the router asks the topic's shard
+  run_except(router); // the shard adds b, pushes the route to the caller
+  send_frame(caller, request_frame(2, "svc.early", "ping"));
+  run_except(router); // the request reaches b before its confirmation
+  EXPECT_TRUE(b.sink->of_kind(kind::kSubscribed).empty());
+  EXPECT_TRUE(b.sink->deliveries().empty()) << "written before Subscribed";
+  EXPECT_EQ(deref<tb::session_state>(b.hdl).requests.outbox.size(), 1u);
+  run(); // the router confirms
+  ASSERT_EQ(b.sink->frames.size(), 2u);
+  EXPECT_TRUE(b.sink->frames[0].has_subscribed());
+  ASSERT_EQ(b.sink->deliveries().size(), 1u);
+  EXPECT_EQ(b.sink->deliveries()[0].payload(), "ping");
+  reply(b, last_handle(b), "pong");
+  auto res = responses(caller);
+  ASSERT_EQ(res.size(), 1u);
+  EXPECT_EQ(res[0].payload(), "pong");
+}
+
+// A held request whose subscription ends before its confirmation is gone,
+// as a fan-out message is; nothing else is held up by it.
+TEST_F(RequestReply, HeldRequestOfAnEndedSubscriptionIsDropped) {
+  request(caller, 1, "svc.early", "warm");
+  send_frame(b, subscribe_frame(next_request_id(), 1, "svc.early"));
+  run_one(b.hdl);
+  run_one(router);
+  run_except(router);
+  send_frame(caller, request_frame(2, "svc.early", "ping", 300));
+  run_except(router);
+  send_frame(b, unsubscribe_frame(next_request_id(), 1));
+  run();
+  EXPECT_TRUE(b.sink->deliveries().empty());
+  EXPECT_EQ(stats(b).buffered, 0u);
+  advance(300ms);
+  auto errs = errors(caller);
+  ASSERT_EQ(errs.size(), 2u);
+  EXPECT_EQ(errs[1].error().reason(), "request_timeout");
+}
+
 TEST_F(RequestReply, FirstReplyWinsAndOthersAreCountedLate) {
   subscribe(b, 1, "svc.echo");
   subscribe(c, 1, "svc.echo");
