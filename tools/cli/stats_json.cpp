@@ -83,6 +83,11 @@ void write_sessions(json_writer& out, const pb::StatsReply& reply) {
         .number("subscriptions", s.subscriptions())
         .number("buffered_messages", s.buffered_messages())
         .number("buffered_bytes", s.buffered_bytes())
+        .number("requests", s.requests())
+        .number("replies", s.replies())
+        .number("no_responders", s.no_responders())
+        .number("request_timeouts", s.request_timeouts())
+        .number("late_replies", s.late_replies())
         .number("connected_ms", s.connected_ms())
         .close_object();
   out.close_array();
