@@ -149,6 +149,45 @@ TEST_F(CliRequestTest, ReplyCommandAnswersWithItsOutput) {
       << replier.output();
 }
 
+// A --command that hangs is killed after --command-timeout, with what it
+// started; its request gets no reply (the caller's timeout) and the
+// replier answers the next one.
+TEST_F(CliRequestTest, ReplyCommandThatHangsIsKilledAndTheReplierGoesOn) {
+  child_process replier{
+      cli_binary(),
+      at_broker({"reply", "svc.hang", "--command",
+                 "read x; [ \"$x\" = hang ] && sleep 30; echo \"ok:$x\"",
+                 "--command-timeout", "500ms", "--count", "1"})};
+  ASSERT_TRUE(
+      replier.wait_for_output("answering requests to svc.hang", patience))
+      << replier.output();
+  auto started = steady::now();
+  auto [code, out] = cli({"request", "svc.hang", "hang", "--timeout", "2s"});
+  EXPECT_EQ(code, 3) << out;
+  EXPECT_NE(out.find("no reply within --timeout 2s"), std::string::npos) << out;
+  EXPECT_LT(steady::now() - started, 5s);
+  EXPECT_TRUE(replier.wait_for_output(
+      "svc.hang: --command did not finish within --command-timeout 500ms; "
+      "killed it, no reply sent",
+      patience))
+      << replier.output();
+  std::tie(code, out) = cli({"request", "svc.hang", "fast", "--timeout", "5s"});
+  EXPECT_EQ(code, 0) << out << replier.output();
+  EXPECT_EQ(out, "ok:fast\n");
+  auto exit = replier.wait_exit(patience);
+  ASSERT_TRUE(exit.has_value()) << replier.output();
+  EXPECT_EQ(*exit, 0) << replier.output();
+}
+
+TEST_F(CliRequestTest, ReplyCommandTimeoutMustBeADurationAboveZero) {
+  for (auto* bad : {"0", "soon"}) {
+    auto [code, out] =
+        cli({"reply", "svc.x", "--command", "cat", "--command-timeout", bad});
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--command-timeout"), std::string::npos) << out;
+  }
+}
+
 TEST_F(CliRequestTest, RequestWithoutAReplyInTimeExitsThree) {
   auto sub = start_sub({"svc.mute"});
   auto [code, out] = cli({"request", "svc.mute", "x", "--timeout", "300ms"});

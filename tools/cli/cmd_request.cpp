@@ -1,11 +1,16 @@
 // `tinybroker-cli request` and `tinybroker-cli reply`: request/reply from
 // the shell, like `nats req` and `nats reply --command` (docs/cli.md).
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <poll.h>
@@ -44,6 +49,8 @@ struct reply_options {
   std::string command;
   std::string group;
   uint64_t count = 0; // 0: until interrupted
+  // How long one --command run may take before it is killed.
+  std::chrono::milliseconds command_timeout{10'000};
 };
 
 // Returns the whole of standard input.
@@ -102,9 +109,33 @@ int run_request(const request_options& opts, bool data_given,
   return exit_ok;
 }
 
-// Runs `command` with `input` on its standard input (through /bin/sh) and
-// returns its standard output; its standard error stays the CLI's.
-std::string run_command(const std::string& command, const std::string& input) {
+using steady = std::chrono::steady_clock;
+
+// Milliseconds left until `deadline` (0 once passed, at most a minute), for
+// poll().
+int ms_left(steady::time_point deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  deadline - steady::now())
+                  .count();
+  return static_cast<int>(std::clamp<decltype(left)>(left, 0, 60'000));
+}
+
+// Kills the process group of a command that ran out of time and reaps it.
+void kill_command(pid_t pid) {
+  ::kill(-pid, SIGKILL); // the shell and what it started
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+}
+
+// Runs `command` with `input` on its standard input (through /bin/sh, in a
+// process group of its own) and returns its standard output; its standard
+// error stays the CLI's. Nothing if it did not exit within `limit`: then
+// its whole process group was killed.
+std::optional<std::string> run_command(const std::string& command,
+                                       const std::string& input,
+                                       std::chrono::milliseconds limit) {
+  auto deadline = steady::now() + limit;
   int in[2], out[2];
   if (pipe(in) != 0 || pipe(out) != 0)
     throw cli_failure(exit_refused, "--command: cannot make a pipe");
@@ -112,12 +143,15 @@ std::string run_command(const std::string& command, const std::string& input) {
   if (pid < 0)
     throw cli_failure(exit_refused, "--command: cannot start a process");
   if (pid == 0) {
+    setpgid(0, 0);
+    std::signal(SIGPIPE, SIG_DFL); // ignored by the CLI, not by the command
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
     execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
+  setpgid(pid, pid); // also here, so that a kill cannot precede it
   close(in[0]);
   close(out[1]);
   std::string output;
@@ -125,10 +159,18 @@ std::string run_command(const std::string& command, const std::string& input) {
   int to_child = in[1];
   if (input.empty())
     close(to_child), to_child = -1;
+  bool timed_out = false;
   for (;;) {
-    pollfd fds[2] = {{out[0], POLLIN, 0}, {to_child, POLLOUT, 0}};
-    if (poll(fds, to_child >= 0 ? 2 : 1, -1) < 0 && errno != EINTR)
+    if (steady::now() >= deadline) {
+      timed_out = true;
       break;
+    }
+    pollfd fds[2] = {{out[0], POLLIN, 0}, {to_child, POLLOUT, 0}};
+    auto ready = poll(fds, to_child >= 0 ? 2 : 1, ms_left(deadline));
+    if (ready < 0 && errno != EINTR)
+      break;
+    if (ready <= 0)
+      continue;
     if (to_child >= 0 && (fds[1].revents & (POLLOUT | POLLERR | POLLHUP))) {
       auto n = write(to_child, input.data() + written, input.size() - written);
       if (n > 0)
@@ -151,7 +193,17 @@ std::string run_command(const std::string& command, const std::string& input) {
     close(to_child);
   close(out[0]);
   int status = 0;
-  waitpid(pid, &status, 0);
+  // Its output ended, but it may still run (it closed its standard output).
+  while (!timed_out && waitpid(pid, &status, WNOHANG) == 0) {
+    if (steady::now() >= deadline)
+      timed_out = true;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (timed_out) {
+    kill_command(pid);
+    return std::nullopt;
+  }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
     std::cerr << "tinybroker-cli: --command exited with status "
               << (WIFEXITED(status) ? WEXITSTATUS(status) : -1)
@@ -163,6 +215,8 @@ std::string run_command(const std::string& command, const std::string& input) {
 int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   require_utf8("pattern", opts.pattern);
   require_utf8("--group", opts.group);
+  if (!opts.command.empty())
+    std::signal(SIGPIPE, SIG_IGN); // a command that exits unread is no crash
   auto conn = connect(conn_opts);
   auto session = conn->open_session();
   if (opts.group.empty())
@@ -214,9 +268,25 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
       pb::ClientFrame out;
       auto* reply = out.mutable_reply();
       reply->set_reply_handle(d.reply_handle());
-      reply->set_payload(opts.command.empty()
-                             ? opts.body
-                             : run_command(opts.command, d.payload()));
+      if (opts.command.empty()) {
+        reply->set_payload(opts.body);
+      } else {
+        auto output =
+            run_command(opts.command, d.payload(), opts.command_timeout);
+        if (!output) {
+          // No reply: the caller sees its own timeout (as if no responder
+          // answered); in a group the delivery stays unacked and is
+          // redelivered after ack_wait.
+          std::cerr << "tinybroker-cli: [#" << d.message_id() << "] "
+                    << d.topic()
+                    << ": --command did not finish within --command-timeout "
+                    << format_duration(
+                           static_cast<uint64_t>(opts.command_timeout.count()))
+                    << "; killed it, no reply sent" << std::endl;
+          continue;
+        }
+        reply->set_payload(std::move(*output));
+      }
       session->send(out);
       ++served;
       std::cout << "[#" << d.message_id() << "] " << d.topic() << " replied "
@@ -260,10 +330,25 @@ std::vector<command> add_request_commands(CLI::App& app,
   reply->add_option("PATTERN", rep->pattern, "topic pattern to answer")
       ->required();
   auto* body = reply->add_option("BODY", rep->body, "the reply to send");
+  auto* command_flag =
+      reply
+          ->add_option("-c,--command", rep->command,
+                       "shell command whose output is the reply")
+          ->excludes(body);
   reply
-      ->add_option("-c,--command", rep->command,
-                   "shell command whose output is the reply")
-      ->excludes(body);
+      ->add_option_function<std::string>(
+          "--command-timeout",
+          [rep](const std::string& text) {
+            rep->command_timeout =
+                parse_duration_flag("--command-timeout", text);
+            if (rep->command_timeout.count() == 0)
+              throw CLI::ValidationError("--command-timeout",
+                                         "must be more than 0");
+          },
+          "with --command: kill a run that takes longer (and what it "
+          "started) and send no reply (default 10s)")
+      ->type_name("DURATION")
+      ->needs(command_flag);
   reply->add_option("-g,--group", rep->group,
                     "answer as a member of this consumer group");
   reply->add_option("-n,--count", rep->count,
