@@ -179,6 +179,24 @@ TEST_F(CliRequestTest, ReplyCommandThatHangsIsKilledAndTheReplierGoesOn) {
   EXPECT_EQ(*exit, 0) << replier.output();
 }
 
+// A command that exits without reading its input (more than a pipe holds)
+// still gets a reply sent, and does not end the replier with SIGPIPE.
+TEST_F(CliRequestTest, ReplyCommandThatDoesNotReadItsInputStillReplies) {
+  child_process replier{cli_binary(),
+                        at_broker({"reply", "svc.deaf", "--command",
+                                   "echo deaf", "--count", "1"})};
+  ASSERT_TRUE(
+      replier.wait_for_output("answering requests to svc.deaf", patience))
+      << replier.output();
+  auto [code, out] = cli(
+      {"request", "svc.deaf", std::string(100'000, 'x'), "--timeout", "5s"});
+  EXPECT_EQ(code, 0) << out << replier.output();
+  EXPECT_EQ(out, "deaf\n");
+  auto exit = replier.wait_exit(patience);
+  ASSERT_TRUE(exit.has_value()) << replier.output();
+  EXPECT_EQ(*exit, 0) << replier.output();
+}
+
 TEST_F(CliRequestTest, ReplyCommandTimeoutMustBeADurationAboveZero) {
   for (auto* bad : {"0", "soon"}) {
     auto [code, out] =
