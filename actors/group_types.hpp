@@ -12,6 +12,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "actors/message.hpp"
+#include "actors/request_types.hpp"
 #include "config/broker_config.hpp"
 
 namespace tb {
@@ -89,13 +90,15 @@ struct group_delivery {
   uint64_t delivery_id = 0;
   /// 1 on first delivery.
   uint32_t attempt = 1;
+  /// Requests only: where the reply goes.
+  reply_target reply;
 };
 
 /// @relates group_delivery
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_delivery& x) {
   return f(caf::meta::type_name("group_delivery"), x.message, x.subscription_id,
-           x.delivery_id, x.attempt);
+           x.delivery_id, x.attempt, x.reply);
 }
 
 /// The deliveries one dispatch round of a group makes to one session.

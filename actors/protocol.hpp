@@ -117,6 +117,19 @@ CAF_ADD_ATOM(tinybroker, tb, schedule_atom, "schedule")
 /// Topic shard -> itself: delayed fan-out messages fall due.
 CAF_ADD_ATOM(tinybroker, tb, due_atom, "due")
 
+/// Caller session -> group: hold this request as one delivery.
+CAF_ADD_ATOM(tinybroker, tb, request_atom, "request")
+/// Caller session -> responder session: a request for a subscription.
+CAF_ADD_ATOM(tinybroker, tb, rdeliver_atom, "rdeliver")
+/// Responder session -> caller session: the reply to a request.
+CAF_ADD_ATOM(tinybroker, tb, reply_atom, "reply")
+/// Session -> itself: a request's timeout may have passed.
+CAF_ADD_ATOM(tinybroker, tb, rtimeout_atom, "rtimeout")
+/// Caller session -> router: the group that answers a request to a topic.
+CAF_ADD_ATOM(tinybroker, tb, find_atom, "find")
+/// Service -> unary session: a unary Request call.
+CAF_ADD_ATOM(tinybroker, tb, unary_req_atom, "unary_req")
+
 namespace tinybroker::v1 {
 class ClientFrame;
 } // namespace tinybroker::v1
@@ -125,12 +138,17 @@ namespace tb {
 
 struct route;
 struct unary_call;
+struct unary_request_call;
 
 /// A frame read from a client stream, handed from the reactor to its actor.
 using client_frame_ptr = std::shared_ptr<tinybroker::v1::ClientFrame>;
 
 /// A unary Publish call waiting for its answer (see net/broker_service.hpp).
 using unary_call_ptr = std::shared_ptr<unary_call>;
+
+/// A unary Request call waiting for its answer (see
+/// actors/session/unary_call.hpp).
+using unary_request_ptr = std::shared_ptr<unary_request_call>;
 
 // -- routes ------------------------------------------------------------------
 
@@ -159,6 +177,7 @@ using route_list = std::vector<route_ref>;
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::client_frame_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::unary_call_ptr)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(tb::unary_request_ptr)
 
 namespace tb {
 
@@ -177,7 +196,11 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<expired_atom, std::vector<uint64_t>>,
     caf::reacts_to<kicked_atom, uint64_t, std::string>,
     caf::reacts_to<dlq_atom, message_ref>, caf::reacts_to<log_tick_atom>,
-    caf::reacts_to<auth_atom, access_grant>>;
+    caf::reacts_to<auth_atom, access_grant>,
+    caf::reacts_to<rdeliver_atom, request_delivery>,
+    caf::replies_to<reply_atom, uint64_t, reply_body>::with<bool>,
+    caf::reacts_to<rtimeout_atom>,
+    caf::reacts_to<unary_req_atom, unary_request_ptr>>;
 
 /// A consumer group: holds matching messages until a member acks them (see
 /// actors/group/group_actor.hpp).
@@ -192,7 +215,9 @@ using group_actor = caf::typed_actor<
     caf::reacts_to<progress_atom, session_actor, std::vector<uint64_t>>,
     caf::reacts_to<tick_atom>, caf::replies_to<stats_atom>::with<group_info>,
     caf::replies_to<delete_atom>::with<uint64_t>,
-    caf::replies_to<purge_atom>::with<uint64_t>, caf::reacts_to<log_tick_atom>>;
+    caf::replies_to<purge_atom>::with<uint64_t>, caf::reacts_to<log_tick_atom>,
+    caf::replies_to<request_atom, message_ref,
+                    reply_target>::with<caf::ok_atom>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {
@@ -385,7 +410,8 @@ using router_actor = caf::typed_actor<
     caf::replies_to<stats_atom>::with<router_stats>,
     caf::replies_to<stats_atom, stats_query>::with<router_view>,
     caf::reacts_to<observe_atom, observable_actor>,
-    caf::reacts_to<retire_atom, session_stats>>;
+    caf::reacts_to<retire_atom, session_stats>,
+    caf::replies_to<find_atom, std::string, std::string>::with<group_actor>>;
 
 } // namespace tb
 
@@ -423,6 +449,10 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::route_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::shard_view))
 CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_item))
 CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_batch))
+CAF_ADD_TYPE_ID(tinybroker, (tb::reply_target))
+CAF_ADD_TYPE_ID(tinybroker, (tb::request_delivery))
+CAF_ADD_TYPE_ID(tinybroker, (tb::reply_body))
+CAF_ADD_TYPE_ID(tinybroker, (tb::request_stats))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

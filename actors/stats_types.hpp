@@ -12,6 +12,7 @@
 #include <caf/meta/type_name.hpp>
 
 #include "actors/meters.hpp"
+#include "actors/request_types.hpp"
 
 namespace tb {
 
@@ -111,6 +112,8 @@ struct session_stats {
   /// Fan-out messages dropped unwritten because their TTL passed while
   /// they waited in the buffer.
   uint64_t expired = 0;
+  /// Request/reply counters.
+  request_stats requests;
 };
 
 /// @relates session_stats
@@ -120,7 +123,7 @@ typename Inspector::result_type inspect(Inspector& f, session_stats& x) {
            x.delivered, x.dropped, x.subscriptions, x.cached_routes, x.buffered,
            x.stale_answers, x.refused, x.denied, x.buffered_bytes, x.peer,
            x.token, x.client_name, x.connected_ms, x.mailbox,
-           x.delivery_latency, x.expired);
+           x.delivery_latency, x.expired, x.requests);
 }
 
 /// Adds the counters of `x` (published, unrouted, delivered, dropped,
@@ -138,6 +141,7 @@ inline void accumulate(session_stats& total, const session_stats& x) {
   total.stale_answers += x.stale_answers;
   total.expired += x.expired;
   total.delivery_latency.merge(x.delivery_latency);
+  accumulate(total.requests, x.requests);
 }
 
 /// An actor that is not one of the broker's own kinds (a user's extension

@@ -21,6 +21,7 @@
 #include "client/connection.hpp"
 #include "client/delivery.hpp"
 #include "client/options.hpp"
+#include "client/request.hpp"
 #include "client/subscription.hpp"
 
 namespace tb::client {
@@ -94,6 +95,26 @@ public:
   std::vector<std::shared_ptr<subscription>>
   subscribe_many(const std::vector<std::string>& patterns,
                  delivery_handler handler, subscribe_options options = {});
+
+  /// Sends a request without waiting: the future gives the reply or the
+  /// failure (see `reply_result`). Uses the unary Request call on the
+  /// client's channel (client/client_request.cpp).
+  std::future<reply_result> request(outgoing_message message,
+                                    request_options options = {});
+
+  /// Sends a request; `done` is called once with the outcome, on a gRPC
+  /// thread (it must not block).
+  void request(outgoing_message message, request_options options,
+               reply_callback done);
+
+  /// Answers the requests to `pattern` with `handler` (a responder): each
+  /// delivery that is a request gets `handler`'s reply; plain messages are
+  /// passed over. With `options.group` it is a member of that group: each
+  /// request goes to one member, and the reply acks it. Kept across
+  /// reconnects as any subscription.
+  std::shared_ptr<subscription> serve(const std::string& pattern,
+                                      request_handler handler,
+                                      subscribe_options options = {});
 
   /// Creates consumer group `name` with `settings` (unary CreateGroup);
   /// OK if an identical one exists.

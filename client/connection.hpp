@@ -22,6 +22,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "client/request.hpp"
 #include "client/security.hpp"
 #include "tinybroker.grpc.pb.h"
 
@@ -112,6 +113,14 @@ public:
   publish(const std::vector<outgoing_message>& messages,
           std::vector<tinybroker::v1::PublishResult>* results = nullptr,
           std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  /// Sends a request and waits for its reply (the unary Request call), at
+  /// most `options.timeout` plus a second for the way there and back. The
+  /// result's status says what came: a reply (OK), nobody listening
+  /// (UNAVAILABLE, reason no_responders, at once), no reply in time
+  /// (DEADLINE_EXCEEDED) or a refusal (client/client_request.cpp).
+  reply_result request(const outgoing_message& message,
+                       const request_options& options = {});
 
   /// Opens a Session stream; a non-empty `client_name` names it instead
   /// of the connection's name (e.g. one name per worker on one channel).

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -106,6 +107,17 @@ public:
   bool answered() const {
     return answered_;
   }
+
+  /// True for a request (request/reply): answer it with `reply`.
+  bool is_request() const {
+    return message_.reply_handle() != 0;
+  }
+
+  /// Replies to a request: the reply goes to the caller alone and, for a
+  /// group delivery, acks it. False when it is no request, was answered,
+  /// or the connection that carried it is gone (client/client_request.cpp).
+  bool reply(std::string payload,
+             const std::map<std::string, std::string>& headers = {});
 
 private:
   bool answer(answer_kind kind, std::chrono::milliseconds delay);

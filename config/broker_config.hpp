@@ -171,6 +171,9 @@ struct limits_config {
   /// The most delayed messages all topics together hold for their fan-out
   /// subscribers; more are refused (RESOURCE_EXHAUSTED).
   std::size_t max_delayed_fanout = 1'000'000;
+  /// The most requests one session may have waiting for their reply, and
+  /// the most requests it may hold received and unanswered.
+  std::size_t max_pending_requests_per_session = 10'000;
 };
 
 /// Returns true if `x` and `y` hold the same limits.
@@ -181,14 +184,16 @@ inline bool operator==(const limits_config& x, const limits_config& y) {
                   x.max_session_buffered_bytes, x.max_in_flight_per_session,
                   x.max_frame_messages, x.max_sessions, x.max_groups,
                   x.max_topics, x.max_routes_per_session, x.max_delay,
-                  x.max_delayed_fanout_per_topic, x.max_delayed_fanout) ==
+                  x.max_delayed_fanout_per_topic, x.max_delayed_fanout,
+                  x.max_pending_requests_per_session) ==
          std::tie(y.max_message_bytes, y.max_topic_bytes, y.max_topic_tokens,
                   y.max_publish_batch, y.max_subscribe_batch,
                   y.subscription_buffer, y.max_subscriptions_per_session,
                   y.max_session_buffered_bytes, y.max_in_flight_per_session,
                   y.max_frame_messages, y.max_sessions, y.max_groups,
                   y.max_topics, y.max_routes_per_session, y.max_delay,
-                  y.max_delayed_fanout_per_topic, y.max_delayed_fanout);
+                  y.max_delayed_fanout_per_topic, y.max_delayed_fanout,
+                  y.max_pending_requests_per_session);
 }
 
 /// Returns true if `x` and `y` differ in any limit.

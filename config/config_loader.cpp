@@ -82,7 +82,9 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
                  })},
        {"max_delayed_fanout_per_topic",
         r.count(lim.max_delayed_fanout_per_topic, 1)},
-       {"max_delayed_fanout", r.count(lim.max_delayed_fanout, 1)}});
+       {"max_delayed_fanout", r.count(lim.max_delayed_fanout, 1)},
+       {"max_pending_requests_per_session",
+        r.count(lim.max_pending_requests_per_session, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});

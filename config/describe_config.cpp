@@ -88,6 +88,7 @@ std::string describe(const broker_config& cfg) {
      << "/subscription buffer, " << l.max_frame_messages
      << "/frame; per session " << l.max_subscriptions_per_session
      << " subscriptions, " << l.max_in_flight_per_session << " in flight, "
+     << l.max_pending_requests_per_session << " pending requests, "
      << format_scaled(l.max_session_buffered_bytes, size_units)
      << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
      << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session

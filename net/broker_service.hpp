@@ -24,15 +24,16 @@ namespace tb {
 /// stream as if the client had closed it, and answer a Publish call with an
 /// empty UNIMPLEMENTED).
 using broker_callback_service =
-    tinybroker::v1::Broker::WithRawCallbackMethod_Publish<
-        tinybroker::v1::Broker::WithRawCallbackMethod_Session<
-            tinybroker::v1::Broker::WithCallbackMethod_CreateGroup<
-                tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
-                    tinybroker::v1::Broker::WithCallbackMethod_PurgeGroup<
+    tinybroker::v1::Broker::WithCallbackMethod_Request<
+        tinybroker::v1::Broker::WithRawCallbackMethod_Publish<
+            tinybroker::v1::Broker::WithRawCallbackMethod_Session<
+                tinybroker::v1::Broker::WithCallbackMethod_CreateGroup<
+                    tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
+                        tinybroker::v1::Broker::WithCallbackMethod_PurgeGroup<
                         tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
                             tinybroker::v1::Broker::WithCallbackMethod_Stats<
                                 tinybroker::v1::Broker::WithCallbackMethod_Info<
-                                    tinybroker::v1::Broker::Service>>>>>>>>;
+                                    tinybroker::v1::Broker::Service>>>>>>>>>;
 
 /// Serves the Broker service: each Session stream gets a reactor and a
 /// session actor; unary Publish calls go to a small pool of publisher actors.
@@ -95,6 +96,12 @@ public:
                                     grpc::ByteBuffer* reply) override;
 
   session_stream_reactor* Session(grpc::CallbackServerContext* ctx) override;
+
+  /// A unary request/reply call, served by the publisher pool
+  /// (net/broker_request.cpp).
+  grpc::ServerUnaryReactor* Request(grpc::CallbackServerContext* ctx,
+                                    const tinybroker::v1::Request* req,
+                                    tinybroker::v1::Response* reply) override;
 
   grpc::ServerUnaryReactor*
   CreateGroup(grpc::CallbackServerContext* ctx,

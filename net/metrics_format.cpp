@@ -94,6 +94,36 @@ const broker_metric broker_metrics[] = {
      [](const pb::BrokerCounters& b) {
        return count(b.permission_denied());
      }},
+    {"tinybroker_requests_total", "counter",
+     "Requests routed to responders (request/reply).",
+     [](const pb::BrokerCounters& b) {
+       return count(b.requests());
+     }},
+    {"tinybroker_replies_total", "counter",
+     "Replies delivered to the callers of requests.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.replies());
+     }},
+    {"tinybroker_requests_no_responders_total", "counter",
+     "Requests answered NO_RESPONDERS: nobody listened.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.no_responders());
+     }},
+    {"tinybroker_requests_timed_out_total", "counter",
+     "Requests that passed their timeout without a reply.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.request_timeouts());
+     }},
+    {"tinybroker_late_replies_total", "counter",
+     "Replies dropped: another reply won, or the caller stopped waiting.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.late_replies());
+     }},
+    {"tinybroker_pending_requests", "gauge",
+     "Requests waiting for their reply.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.pending_requests());
+     }},
     {"tinybroker_sessions", "gauge", "Open Session streams.",
      [](const pb::BrokerCounters& b) {
        return count(b.sessions());

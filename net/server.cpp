@@ -152,6 +152,8 @@ error_info broker_server::start() {
   info.set_max_groups(cfg_.limits.max_groups);
   info.set_max_subscriptions_per_session(
       cfg_.limits.max_subscriptions_per_session);
+  info.set_max_pending_requests_per_session(
+      cfg_.limits.max_pending_requests_per_session);
   info.set_tls_enabled(cfg_.tls.enabled());
   info.set_client_certificates(cfg_.tls.mutual());
   service_->set_info(info);

@@ -122,6 +122,12 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
     b.set_permission_denied(sum.denied + admin_denied);
     b.set_refused(sum.refused + unauthenticated + admin_denied);
   }
+  b.set_requests(sum.requests.requests);
+  b.set_replies(sum.requests.replies);
+  b.set_no_responders(sum.requests.no_responders);
+  b.set_request_timeouts(sum.requests.timeouts);
+  b.set_late_replies(sum.requests.late_replies);
+  b.set_pending_requests(sum.requests.pending);
   b.set_buffered(sum.buffered);
   b.set_held_bytes(sum.buffered_bytes + group_bytes);
   b.set_fanout_scheduled(g.delayed.scheduled);
@@ -240,6 +246,11 @@ void fill_lists(gathering& g, pb::StatsReply& reply) {
     out->set_buffered_bytes(s.buffered_bytes);
     out->set_connected_ms(s.connected_ms);
     out->set_unrouted(s.unrouted);
+    out->set_requests(s.requests.requests);
+    out->set_replies(s.requests.replies);
+    out->set_no_responders(s.requests.no_responders);
+    out->set_request_timeouts(s.requests.timeouts);
+    out->set_late_replies(s.requests.late_replies);
   }
   if (!req.actors())
     return;
@@ -373,6 +384,11 @@ void counter_floor::apply(session_stats& sum) {
   raise(sum.refused, high_.refused);
   raise(sum.denied, high_.denied);
   raise(sum.expired, high_.expired);
+  raise(sum.requests.requests, high_.requests.requests);
+  raise(sum.requests.replies, high_.requests.replies);
+  raise(sum.requests.no_responders, high_.requests.no_responders);
+  raise(sum.requests.timeouts, high_.requests.timeouts);
+  raise(sum.requests.late_replies, high_.requests.late_replies);
   auto& h = sum.delivery_latency;
   auto& high = high_.delivery_latency;
   if (h.count < high.count) {

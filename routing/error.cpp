@@ -44,14 +44,20 @@ std::string_view to_string(ec code) noexcept {
     return "invalid_schedule";
   case ec::schedule_full:
     return "schedule_full";
+  case ec::no_responders:
+    return "no_responders";
+  case ec::request_timeout:
+    return "request_timeout";
+  case ec::unknown_request:
+    return "unknown_request";
   }
   return "unknown";
 }
 
 int grpc_status_code(ec code) noexcept {
   // Numbers as defined by gRPC (google.rpc.Code).
-  constexpr int ok = 0, invalid_argument = 3, not_found = 5,
-                permission_denied = 7, resource_exhausted = 8,
+  constexpr int ok = 0, invalid_argument = 3, deadline_exceeded = 4,
+                not_found = 5, permission_denied = 7, resource_exhausted = 8,
                 failed_precondition = 9, unimplemented = 12, internal = 13,
                 unavailable = 14, unauthenticated = 16;
   switch (code) {
@@ -85,6 +91,12 @@ int grpc_status_code(ec code) noexcept {
     return unimplemented;
   case ec::internal:
     return internal;
+  case ec::no_responders:
+    return unavailable;
+  case ec::request_timeout:
+    return deadline_exceeded;
+  case ec::unknown_request:
+    return not_found;
   }
   return internal;
 }

@@ -60,6 +60,13 @@ enum class ec : uint8_t {
   /// A delayed message for fan-out subscribers would pass
   /// `limits.max_delayed_fanout_per_topic` or `limits.max_delayed_fanout`.
   schedule_full,
+  /// A request found no subscriber or group member to answer it.
+  no_responders,
+  /// A request got no reply within its timeout.
+  request_timeout,
+  /// A reply names a request this session never received or already
+  /// answered.
+  unknown_request,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.

@@ -42,6 +42,8 @@ enum class scenario_kind {
   /// delay, ttl, priority: issue 29's message delays, TTLs and
   /// priorities (tools/bench_schedule.cpp).
   schedule,
+  /// Request/reply round trips at a fixed rate (tools/bench_request.cpp).
+  request,
 };
 
 /// The settings of one run, as given on the command line.

@@ -274,6 +274,11 @@ int run_fanout(client::connection& conn, const run_config& cfg);
 /// duplicated or timed out, 2 a stream or call failed).
 int run_queue(client::connection& conn, const run_config& cfg);
 
+/// Runs scenario request: request/reply round trips at cfg.rate (default
+/// 1,000/s), one caller and one responder session (tools/bench_request.cpp);
+/// returns 0 when every request got its reply.
+int run_request(client::connection& conn, const run_config& cfg);
+
 /// Runs scenario timers: how late a group's nack delays and ack_wait
 /// expiries fire with `messages` of them pending (tools/bench_timers.cpp).
 int run_timers(client::connection& conn, const run_config& cfg);

@@ -57,6 +57,7 @@ constexpr named_kind kinds[] = {
     {"delay", scenario_kind::schedule, 1},
     {"ttl", scenario_kind::schedule, 1},
     {"priority", scenario_kind::schedule, 1},
+    {"request", scenario_kind::request, 1},
 };
 
 // Fills in the preset of cfg.scenario; returns an error message or "".
@@ -84,6 +85,12 @@ std::string apply_preset(tb::bench::run_config& cfg,
     cfg.messages = 100'000;
   if (cfg.kind == scenario_kind::schedule && !given.messages)
     cfg.messages = 20'000;
+  if (name == "request") {
+    if (!given.rate)
+      cfg.rate = 1000;
+    if (!given.messages)
+      cfg.messages = static_cast<uint64_t>(cfg.rate * 10);
+  }
   if (cfg.kind == scenario_kind::queue && cfg.size < 16)
     return "--scenario " + name +
            " needs --size of at least 16 (send time and sequence number)";
@@ -131,6 +138,9 @@ int main(int argc, char** argv) {
       "frame; checks each message arrived exactly once in total.\n"
       "Scenario s4: fan-out at --rate (default 5000 msgs/s, 10 s of "
       "messages); latency counts from each message's scheduled send time.\n"
+      "Scenario request: a caller sends --messages requests (default 10 s "
+      "worth) at --rate (default 1000/s) to a responder that echoes each; "
+      "reports the round trip's p50/p99.\n"
       "Scenario s5: fan-out over --topics (default 1000) topics "
       "orders.<i>.created to a subscriber on orders.*.created.\n"
       "Scenario idle: opens --sessions sessions with one subscription each "
@@ -192,7 +202,7 @@ int main(int argc, char** argv) {
                              "idle", "held", "topics-new", "subscribe-rate",
                              "subscribe-one-topic", "subscribe-wildcard",
                              "expiry", "topic-memory", "timers", "delay", "ttl",
-                             "priority"}));
+                             "priority", "request"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")
@@ -360,6 +370,8 @@ int main(int argc, char** argv) {
     return tb::bench::run_timers(conn, cfg);
   case scenario_kind::schedule:
     return tb::bench::run_schedule(conn, cfg);
+  case scenario_kind::request:
+    return tb::bench::run_request(conn, cfg);
   case scenario_kind::fanout:
     break;
   }

@@ -85,8 +85,9 @@ void dispatch(group_pointer self) {
     auto& member = st.members.at(key);
     ++held.attempts;
     auto id = st.ctx.delivery_ids->reserve(1);
-    out[key].items.push_back(
-        group_delivery{held.msg, member.subscription_id, id, held.attempts});
+    auto& delivery = out[key].items.emplace_back(group_delivery{
+        held.msg, member.subscription_id, id, held.attempts, {}});
+    attach_reply(self, delivery);
     ++member.in_flight;
     --credit;
     ++st.counters.delivered;
@@ -225,40 +226,6 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   dispatch(self);
 }
 
-enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
-  auto& st = self->state;
-  enqueue_reply reply;
-  for (uint32_t i = 0; i < msgs.size(); ++i) {
-    auto size = msgs[i]->size_bytes();
-    auto full = [&] {
-      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
-             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
-    };
-    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
-      while (full() && st.ledger.drop_oldest_pending())
-        ++st.counters.dropped;
-    if (full()) {
-      reply.refused.push_back(i);
-      ++st.counters.refused;
-      continue;
-    }
-    ++st.counters.received;
-    hold_new(self, std::move(msgs[i]));
-  }
-  if (msgs.size() > reply.refused.size())
-    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
-  if (!reply.refused.empty())
-    reply.reason = "group \"" + st.group + "\" is full (" +
-                   std::to_string(st.ledger.held_messages()) + " messages, " +
-                   std::to_string(st.ledger.held_bytes()) +
-                   " bytes held; max_pending_messages " +
-                   std::to_string(st.settings.max_pending_messages) +
-                   ", max_pending_bytes " +
-                   std::to_string(st.settings.max_pending_bytes) + ")";
-  dispatch(self);
-  return reply;
-}
-
 caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
   auto& st = self->state;
   auto max_in_flight = spec.max_in_flight == 0 ? 256u : spec.max_in_flight;
@@ -298,6 +265,40 @@ caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
 
 } // namespace
 
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
+  auto& st = self->state;
+  enqueue_reply reply;
+  for (uint32_t i = 0; i < msgs.size(); ++i) {
+    auto size = msgs[i]->size_bytes();
+    auto full = [&] {
+      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
+             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+    };
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
+      while (full() && st.ledger.drop_oldest_pending())
+        ++st.counters.dropped;
+    if (full()) {
+      reply.refused.push_back(i);
+      ++st.counters.refused;
+      continue;
+    }
+    ++st.counters.received;
+    hold_new(self, std::move(msgs[i]));
+  }
+  if (msgs.size() > reply.refused.size())
+    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
+  if (!reply.refused.empty())
+    reply.reason = "group \"" + st.group + "\" is full (" +
+                   std::to_string(st.ledger.held_messages()) + " messages, " +
+                   std::to_string(st.ledger.held_bytes()) +
+                   " bytes held; max_pending_messages " +
+                   std::to_string(st.settings.max_pending_messages) +
+                   ", max_pending_bytes " +
+                   std::to_string(st.settings.max_pending_bytes) + ")";
+  dispatch(self);
+  return reply;
+}
+
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,
                                             group_settings settings,
@@ -336,6 +337,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         uint64_t acked = 0;
         answer(self, session, ids, [self, &acked](group_ledger::flight f) {
           auto& st = self->state;
+          forget_request(self, f.message.msg->id());
           ++st.counters.acked;
           ++acked;
           if (auto* member = st.members.find(f.member))
@@ -388,6 +390,9 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
       },
       [self](stats_atom) { return describe_group(self); },
       [self](purge_atom) { return purge_pending(self); },
+      [self](request_atom, message_ref& msg, const reply_target& target) {
+        return hold_request(self, msg, target);
+      },
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)

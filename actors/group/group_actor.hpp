@@ -34,6 +34,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <caf/stateful_actor.hpp>
@@ -96,6 +97,11 @@ struct group_state {
   rate_meter received_rate;
   /// Messages acked per second (counted per ack frame).
   rate_meter acked_rate;
+  /// Where the replies of held requests go, by message id.
+  std::unordered_map<uint64_t, reply_target> requests;
+  /// The size of `requests` that triggers a sweep of those past their
+  /// deadline.
+  std::size_t request_prune_at = 64;
 };
 
 /// The group's handle type with its state.
@@ -211,6 +217,21 @@ group_info describe_group(group_pointer self);
 /// held stays true); deliveries in flight stay. Returns how many it dropped
 /// (actors/group/group_stats.cpp).
 uint64_t purge_pending(group_pointer self);
+/// Holds `msgs` (a publish batch's share), refusing those beyond the
+/// group's bounds; dispatches.
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs);
+
+/// Holds the request `msg` as one message, its reply going to `target`:
+/// NO_RESPONDERS when the group has no active member, RESOURCE_EXHAUSTED
+/// when it is full (actors/group/group_requests.cpp).
+caf::result<caf::ok_atom> hold_request(group_pointer self, message_ref& msg,
+                                       const reply_target& target);
+
+/// Forgets the reply target of `message_id` (acked or refused).
+void forget_request(group_pointer self, uint64_t message_id);
+
+/// Gives a delivery of a held request its reply target.
+void attach_reply(group_pointer self, group_delivery& delivery);
 
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).

@@ -258,6 +258,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         return purge_group(self, name);
       },
       [self](list_atom) { return list_groups(self); },
+      [self](find_atom, const std::string& name, const std::string& topic) {
+        return find_group(self, name, topic);
+      },
       [self](stats_atom) { return current_router_stats(self); },
       [self](stats_atom, const stats_query& query) {
         return describe_router(self, query);
@@ -269,6 +272,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;
         final_counts.buffered_bytes = 0;
+        final_counts.requests.pending = 0; // dropped with their session
         accumulate(self->state.ended_sessions, final_counts);
       },
   };

@@ -170,6 +170,13 @@ caf::result<uint64_t> purge_group(router_pointer self, const std::string& name);
 /// Answers with every group's info, sorted by name.
 caf::result<std::vector<group_info>> list_groups(router_pointer self);
 
+/// Returns the group `name` for a request to `topic`: NO_RESPONDERS when
+/// there is no such group, INVALID_ARGUMENT when its pattern does not match
+/// the topic.
+caf::result<group_actor> find_group(router_pointer self,
+                                    const std::string& name,
+                                    const std::string& topic);
+
 /// Returns the router's own counters.
 router_stats current_router_stats(router_pointer self);
 

@@ -231,4 +231,21 @@ void forget_group(router_pointer self, const caf::actor_addr& addr) {
   st.group_names.erase(i);
 }
 
+caf::result<group_actor> find_group(router_pointer self,
+                                    const std::string& name,
+                                    const std::string& topic) {
+  auto& st = self->state;
+  auto i = st.groups.find(name);
+  if (i == st.groups.end())
+    return make_caf_error(ec::no_responders,
+                          "no group named \"" + name +
+                              "\": nobody can answer the request");
+  if (!pattern_matches(i->second.settings.pattern, topic))
+    return make_caf_error(
+        ec::invalid_request,
+        "group \"" + name + "\" holds \"" + i->second.settings.pattern +
+            "\", which does not match topic \"" + topic + "\"");
+  return i->second.handle;
+}
+
 } // namespace tb

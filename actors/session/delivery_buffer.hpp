@@ -80,6 +80,13 @@ public:
     return subs_.count(subscription_id) != 0;
   }
 
+  /// Returns true if the subscription exists and is confirmed (its
+  /// Subscribed frame is queued).
+  bool confirmed(uint64_t subscription_id) const {
+    auto i = subs_.find(subscription_id);
+    return i != subs_.end() && i->second.confirmed;
+  }
+
   /// Returns the number of subscriptions.
   std::size_t subscriptions() const noexcept {
     return subs_.size();

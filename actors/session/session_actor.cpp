@@ -54,7 +54,8 @@ void log_end(session_pointer self, const char* fallback) {
 void finish_if_drained(session_pointer self) {
   auto& st = self->state;
   if (!st.closing || st.publishing > 0 || !st.control.empty() ||
-      st.deliveries.has_ready() || !st.group_outbox.empty())
+      st.deliveries.has_ready() || !st.group_outbox.empty() ||
+      requests_ready(st))
     return;
   if (st.sink)
     st.sink->finish(ec::none, "");
@@ -88,6 +89,12 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
     run_publish(self, std::move(job));
     return; // released once routed
   }
+  case pb::ClientFrame::kRequest:
+    start_request(self, request_id, *frame->mutable_request());
+    break;
+  case pb::ClientFrame::kReply:
+    send_reply(self, request_id, *frame->mutable_reply());
+    break;
   case pb::ClientFrame::kAck:
   case pb::ClientFrame::kNack:
   case pb::ClientFrame::kInProgress:
@@ -154,7 +161,9 @@ void record_latencies(session_state& st, const pb::ServerFrame& frame) {
 session_stats session_state::current_stats() const {
   auto result = stats;
   result.cached_routes = routes.size();
-  result.buffered = deliveries.buffered() + group_outbox.size();
+  result.buffered =
+      deliveries.buffered() + group_outbox.size() + requests.outbox.size();
+  result.requests.pending = requests.pending_count();
   result.dropped = deliveries.dropped_total();
   result.expired = deliveries.expired_total();
   result.buffered_bytes = deliveries.buffered_bytes();
@@ -229,7 +238,8 @@ void flush(session_pointer self) {
         break;
       frame = std::move(st.control.front());
       st.control.pop_front();
-    } else if (st.deliveries.has_ready() || !st.group_outbox.empty()) {
+    } else if (st.deliveries.has_ready() || !st.group_outbox.empty() ||
+               requests_ready(st)) {
       // Deliveries wait until nothing is being written, and meanwhile
       // coalesce into fewer, larger frames.
       if (!st.sink->ready_to_write())
@@ -244,13 +254,16 @@ void flush(session_pointer self) {
       auto max = st.ctx.limits.max_frame_messages;
       auto n = drain_group_outbox(st, *frame, max);
       if (n < max)
+        n += drain_requests(st, *frame, max - n);
+      if (n < max)
         n += st.deliveries.drain(*frame, max - n, max_frame_bytes,
                                  now_unix_nanos());
       // Messages that expired on the way are reported right after this
       // frame (or instead of it, when every message it took had expired).
       queue_drop_notices(st);
       if (n == 0)
-        continue;
+        continue; // only expired messages, or requests of ended
+                  // subscriptions, dropped
       st.stats.delivered += n;
       record_latencies(st, *frame);
     } else {
@@ -358,6 +371,16 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       },
       [self](auth_atom, access_grant& grant) {
         change_grant(self, std::move(grant));
+      },
+      [self](rdeliver_atom, request_delivery& delivery) {
+        accept_request(self, delivery);
+      },
+      [self](reply_atom, uint64_t key, reply_body& body) {
+        return take_reply(self, key, body);
+      },
+      [self](rtimeout_atom) { expire_requests(self); },
+      [self](unary_req_atom, const unary_request_ptr& call) {
+        start_request(self, 0, *call->request, call);
       },
       [self](stats_atom) {
         auto result = self->state.current_stats();

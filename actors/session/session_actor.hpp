@@ -25,6 +25,7 @@
 #include "actors/ring_queue.hpp"
 #include "actors/session/delivery_buffer.hpp"
 #include "actors/session/frame_sink.hpp"
+#include "actors/session/request_book.hpp"
 #include "actors/session/route_cache.hpp"
 #include "actors/session/session_log.hpp"
 
@@ -36,6 +37,8 @@ class RepeatedPtrField;
 namespace tinybroker::v1 {
 class ClientFrame;
 class Message;
+class Reply;
+class Request;
 class ServerFrame;
 class Subscribe;
 class SubscribeBatch;
@@ -124,6 +127,8 @@ struct session_state {
   std::unordered_map<uint64_t, group_actor> delivery_owners;
   /// Group deliveries not yet written (bounded by the members' credit).
   ring_queue<group_delivery> group_outbox;
+  /// Requests sent and received, with their deadlines.
+  request_book requests;
   /// Frames other than deliveries, written first.
   ring_queue<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
   /// Client frames processed but not yet released to the reader, because
@@ -168,6 +173,8 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 /// Answers the publisher of `job` once every destination took the batch:
 /// the confirm (or the unary reply), and the refusals counted and logged.
 void finish_publish(session_pointer self, publish_job& job);
+/// Caches a route a lookup returned, telling the router about evictions.
+void cache_route(session_pointer self, const route_ref& route);
 
 /// Validates `messages` and turns the valid ones into accepted messages;
 /// `grant` says which topics the client may publish to.
@@ -265,5 +272,43 @@ void end_membership(session_pointer self, uint64_t subscription_id,
 /// Moves up to `max` group deliveries into `frame`; returns how many.
 size_t drain_group_outbox(session_state& st, tinybroker::v1::ServerFrame& frame,
                           size_t max);
+
+// -- request/reply (actors/session/session_requests.cpp) ----------------------
+
+/// Answers a Request frame, or a unary Request call when `unary` is set:
+/// checks it, then hands it to the responders (NO_RESPONDERS at once when
+/// there are none) and waits for the first reply until its timeout.
+void start_request(session_pointer self, uint64_t request_id,
+                   tinybroker::v1::Request& req, unary_request_ptr unary = {});
+
+/// Answers a Reply frame: forwards the reply to the caller's session if the
+/// handle names a request this session received and has not answered.
+void send_reply(session_pointer self, uint64_t request_id,
+                tinybroker::v1::Reply& reply);
+
+/// Takes a fan-out request for one of the client's subscriptions.
+void accept_request(session_pointer self, request_delivery& delivery);
+
+/// Makes a group delivery that carries a request answerable (its reply
+/// handle is its delivery id).
+void open_group_request(session_pointer self, const group_delivery& item,
+                        const group_actor& group);
+
+/// Takes the reply to the client's request `key`; false if it is late (the
+/// request was answered or timed out).
+bool take_reply(session_pointer self, uint64_t key, reply_body& body);
+
+/// Fails the requests whose timeout passed and forgets received requests
+/// past their deadline.
+void expire_requests(session_pointer self);
+
+/// Returns true if a fan-out request delivery may be written (its
+/// subscription is confirmed) or dropped (its subscription ended).
+bool requests_ready(const session_state& st);
+
+/// Moves up to `max` fan-out request deliveries of confirmed subscriptions
+/// into `frame`, holding back those of unconfirmed ones; returns how many.
+size_t drain_requests(session_state& st, tinybroker::v1::ServerFrame& frame,
+                      size_t max);
 
 } // namespace tb

@@ -240,6 +240,8 @@ void accept_group_deliveries(session_pointer self,
       continue;
     }
     st.delivery_owners.emplace(item.delivery_id, group);
+    if (item.reply)
+      open_group_request(self, item, group);
     if (!i->second.handle)
       i->second.early.push_back(std::move(item));
     else
@@ -284,6 +286,10 @@ size_t drain_group_outbox(session_state& st, pb::ServerFrame& frame,
     to_delivery(*item.message, item.subscription_id, *d);
     d->set_delivery_id(item.delivery_id);
     d->set_attempt(item.attempt);
+    if (item.reply) {
+      d->set_reply_handle(item.delivery_id);
+      d->set_reply_deadline_unix_nanos(item.reply.deadline_unix_nanos);
+    }
     st.group_outbox.pop_front();
     ++moved;
   }

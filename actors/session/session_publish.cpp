@@ -190,7 +190,8 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
     enqueue_later(self, std::move(job), std::move(shares), std::move(delayed));
 }
 
-// Caches a route a lookup returned, telling the router about evictions.
+} // namespace
+
 void cache_route(session_pointer self, const route_ref& route) {
   auto& st = self->state;
   if (auto evicted = st.routes.insert(route))
@@ -201,8 +202,6 @@ void cache_route(session_pointer self, const route_ref& route) {
     self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
   }
 }
-
-} // namespace
 
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;

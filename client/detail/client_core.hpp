@@ -137,6 +137,10 @@ public:
   bool answer(uint64_t generation, answer_kind kind, uint64_t delivery_id,
               uint32_t delay_ms);
 
+  /// Queues a Reply frame for a request received on stream `generation`;
+  /// false if that stream is gone (client/client_request.cpp).
+  bool send_reply(uint64_t generation, tinybroker::v1::ClientFrame frame);
+
   /// The unary connection on the same channel.
   connection& unary() {
     return unary_;

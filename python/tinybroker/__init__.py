@@ -16,9 +16,10 @@ from ._types import Delivery, Message, PublishResult
 from .client import Client, connect
 from .errors import (AuthError, BrokerError, ClientClosedError, ConnectError,
                      ConnectionLostError, InvalidRequestError,
-                     MessageTooLargeError, PublishError,
-                     PublishQueueFullError, SecurityError,
+                     MessageTooLargeError, NoRespondersError, PublishError,
+                     PublishQueueFullError, RequestTimeoutError, SecurityError,
                      SubscribeError, SubscriptionEndedError, TinybrokerError)
+from ._requests import Reply
 from .subscription import Subscription
 
 __version__ = "0.1.0"
@@ -29,4 +30,5 @@ __all__ = [
     "ConnectionLostError", "ClientClosedError", "AuthError", "SecurityError",
     "BrokerError", "PublishError", "PublishQueueFullError", "SubscribeError",
     "SubscriptionEndedError", "InvalidRequestError", "MessageTooLargeError",
+    "Reply", "NoRespondersError", "RequestTimeoutError",
 ]

@@ -12,7 +12,8 @@ of publishes (_publishing.py), and the reconnect decision and closing
 
 import contextlib
 import logging
-from typing import Any, Callable, ContextManager, Dict, List, Optional, Tuple
+from typing import (Any, Callable, ContextManager, Dict, List, Mapping,
+                    Optional, Tuple)
 
 import grpc
 
@@ -220,6 +221,16 @@ class Core(Subscribing, Closing, PublishQueue):
             if generation != self._generation or self._out is None:
                 return False
             self._out.put_nowait(answer_frame(kind, [delivery_id], delay_ms))
+            return True
+
+    def _send_reply(self, handle: int, payload: bytes,
+                    headers: Mapping[str, str], generation: int) -> bool:
+        """Queues a Reply frame on the stream that carried the request."""
+        with self._guard():
+            if generation != self._generation or self._out is None:
+                return False
+            self._out.put_nowait(pb.ClientFrame(reply=pb.Reply(
+                reply_handle=handle, payload=payload, headers=dict(headers))))
             return True
 
     def _report(self, error: BaseException) -> None:

@@ -248,6 +248,27 @@ class Delivery:
         `ack`."""
         return self._answer("in_progress", final=False)
 
+    @property
+    def is_request(self) -> bool:
+        """True for a request (request/reply): answer it with `reply`."""
+        return self._wire.reply_handle != 0
+
+    def reply(self, payload: Payload = b"",
+              headers: Optional[Mapping[str, str]] = None) -> bool:
+        """Replies to a request: the reply goes to the caller alone and, for
+        a group delivery, acks it. False when it is no request, was answered
+        already, or the connection that carried it is gone."""
+        if not self.is_request or self._answered:
+            return False
+        body = _check.payload("reply", payload)
+        extra = _check.headers("reply.headers", headers or {})
+        self._answered = True
+        client = getattr(self.subscription, "_client", None)
+        if client is None:
+            return False
+        return client._send_reply(self._wire.reply_handle, body, extra,
+                                  self._generation)
+
     def __repr__(self) -> str:
         return (f"Delivery(topic={self.topic!r}, message_id={self.message_id}, "
                 f"attempt={self.attempt}, payload={self.payload[:32]!r})")

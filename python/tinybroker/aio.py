@@ -25,6 +25,7 @@ from ._core import Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import AsyncPublishing
+from ._requests import AsyncRequests
 from ._settings import Settings, make_aio_channel, resolve
 from ._types import END, merge_queued_answers
 from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
@@ -50,7 +51,7 @@ async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
         yield frame
 
 
-class AsyncClient(Core, AsyncPublishing, AsyncAdmin):
+class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
     """The asyncio counterpart of tinybroker.Client (make one with
     `tinybroker.aio.connect`). Use it from one event loop."""
 

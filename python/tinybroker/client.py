@@ -20,6 +20,7 @@ from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import Publishing
+from ._requests import Requests
 from ._settings import Settings, make_channel, resolve
 from ._types import END, Delivery, merge_queued_answers
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
@@ -46,7 +47,7 @@ def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
         yield frame
 
 
-class Client(Core, Publishing, Admin):
+class Client(Core, Publishing, Admin, Requests):
     """A connection to a broker (make one with `tinybroker.connect`). Thread
     safe. Publishes wait for their confirm; subscriptions deliver to an
     iterator or a callback; the stream is reopened after a loss and every

@@ -104,6 +104,16 @@ class BrokerError(TinybrokerError):
     with the broker's status."""
 
 
+class NoRespondersError(BrokerError):
+    """A request found nobody to answer it (UNAVAILABLE, reason
+    no_responders): no subscriber of its topic, or no member of its group,
+    at the moment it was sent. Raised at once, not after the timeout."""
+
+
+class RequestTimeoutError(BrokerError, TimeoutError):
+    """No reply to a request came within its timeout (DEADLINE_EXCEEDED)."""
+
+
 class PublishError(TinybrokerError):
     """The broker refused one or more messages of a publish. `results` holds
     every message's outcome in publish order (the others were routed)."""

@@ -76,6 +76,7 @@ max_frame_messages = 14
 max_sessions = 17
 max_groups = 18
 max_topics = 19
+max_pending_requests_per_session = 21
 [observability]
 health_service = false
 reflection = false
@@ -113,6 +114,7 @@ policy = "round_robin"
   want.scheduler = "stealing";
   want.limits = {2u << 20, 100, 8,  10, 20, 11, 12,
                  1u << 30, 13,  14, 17, 18, 19};
+  want.limits.max_pending_requests_per_session = 21;
   want.health_service = false;
   want.reflection = false;
   want.metrics = {"127.0.0.1:9100", true};

@@ -128,5 +128,40 @@ TEST_F(ExamplesTest, PythonExampleReportsARefusedTopic) {
   EXPECT_NE(out.find("bad..topic"), std::string::npos) << out;
 }
 
+TEST_F(ExamplesTest, RequestReplyAnswersAndSaysNoRespondersWithoutAService) {
+  auto [code, out] = run_command(example("request_reply"),
+                                 {"--server", broker_->address(), "ask", "hi"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("no responders"), std::string::npos) << out;
+  child_process service{example("request_reply"),
+                        {"--server", broker_->address(), "serve"}};
+  ASSERT_TRUE(service.wait_for_output("serving svc.upper", patience))
+      << service.output();
+  std::tie(code, out) = run_command(
+      example("request_reply"), {"--server", broker_->address(), "ask", "hi"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "HI\n");
+}
+
+TEST_F(ExamplesTest, PythonRequestReplyExampleAnswers) {
+  auto python = [&](std::vector<std::string> args) {
+    std::vector<std::string> argv{
+        "PYTHONPATH=" TINYBROKER_PYTHON_GEN_DIR, TINYBROKER_PYTHON3,
+        TINYBROKER_SOURCE_DIR "/examples/python/request_reply.py", "--server",
+        broker_->address()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return argv;
+  };
+  auto [code, out] = run_command("/usr/bin/env", python({"ask", "abc"}));
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("no responders"), std::string::npos) << out;
+  child_process service{"/usr/bin/env", python({"serve"})};
+  ASSERT_TRUE(service.wait_for_output("serving svc.reverse", patience))
+      << service.output();
+  std::tie(code, out) = run_command("/usr/bin/env", python({"ask", "abc"}));
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out, "cba\n");
+}
+
 } // namespace
 } // namespace tb::test

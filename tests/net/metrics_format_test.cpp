@@ -37,6 +37,12 @@ pb::StatsReply sample_reply() {
   b.set_refused(4);
   b.set_unauthenticated(41);
   b.set_permission_denied(42);
+  b.set_requests(51);
+  b.set_replies(52);
+  b.set_no_responders(53);
+  b.set_request_timeouts(54);
+  b.set_late_replies(55);
+  b.set_pending_requests(56);
   b.set_sessions(5);
   b.set_topics(6);
   b.set_subscriptions(7);
@@ -102,6 +108,12 @@ TEST(metrics_format, broker_metrics_have_help_type_and_value) {
       {"tinybroker_refusals_total", "counter", "4"},
       {"tinybroker_unauthenticated_total", "counter", "41"},
       {"tinybroker_permission_denied_total", "counter", "42"},
+      {"tinybroker_requests_total", "counter", "51"},
+      {"tinybroker_replies_total", "counter", "52"},
+      {"tinybroker_requests_no_responders_total", "counter", "53"},
+      {"tinybroker_requests_timed_out_total", "counter", "54"},
+      {"tinybroker_late_replies_total", "counter", "55"},
+      {"tinybroker_pending_requests", "gauge", "56"},
       {"tinybroker_sessions", "gauge", "5"},
       {"tinybroker_topics", "gauge", "6"},
       {"tinybroker_subscriptions", "gauge", "7"},
@@ -148,8 +160,9 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
   }
   EXPECT_EQ(helped, typed);
   EXPECT_EQ(helped.size(),
-            16u + 4u + 1u + 17u + 2u); // broker (+4 of issue 29's
-                                       // fan-out), histogram, groups, auth
+            16u + 4u + 6u + 1u + 17u + 2u); // broker (+4 of issue 29's
+                                            // fan-out, +6 requests),
+                                            // histogram, groups, auth
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {

@@ -243,6 +243,59 @@ TEST(PrintStats, WatchBlockHasRatesGroupsByBacklogAndNoBlankLine) {
       << later.str();
 }
 
+// The request columns appear once a session used request/reply, with each
+// session's counters; without requests the table is as before.
+TEST(PrintStats, SessionsTableShowsRequestCountersWhenUsed) {
+  stats_view view;
+  view.sessions = true;
+  std::ostringstream quiet;
+  print_stats(quiet, full_reply(), view);
+  EXPECT_EQ(quiet.str().find("REQUESTS"), std::string::npos) << quiet.str();
+  auto reply = full_reply();
+  auto& s = *reply.mutable_sessions(0);
+  s.set_requests(7);
+  s.set_replies(5);
+  s.set_no_responders(1);
+  s.set_request_timeouts(1);
+  s.set_late_replies(3);
+  std::ostringstream used;
+  print_stats(used, reply, view);
+  auto text = used.str();
+  EXPECT_NE(text.find("BUFFERED_BYTES  REQUESTS  REPLIES  NO_RESPONDERS  "
+                      "TIMEOUTS  LATE_REPLIES  CONNECTED"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("0B         7        5              1         1  "
+                      "           3        0ms"),
+            std::string::npos)
+      << text;
+}
+
+TEST(StatsJson, SessionEntriesHoldTheirRequestCounters) {
+  auto reply = full_reply();
+  auto& s = *reply.mutable_sessions(0);
+  s.set_requests(7);
+  s.set_replies(5);
+  s.set_no_responders(1);
+  s.set_request_timeouts(2);
+  s.set_late_replies(3);
+  google::protobuf::Struct parsed;
+  auto json = stats_json(reply);
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &parsed).ok())
+      << json;
+  auto& session = parsed.fields()
+                      .at("sessions")
+                      .list_value()
+                      .values(0)
+                      .struct_value()
+                      .fields();
+  EXPECT_EQ(session.at("requests").number_value(), 7);
+  EXPECT_EQ(session.at("replies").number_value(), 5);
+  EXPECT_EQ(session.at("no_responders").number_value(), 1);
+  EXPECT_EQ(session.at("request_timeouts").number_value(), 2);
+  EXPECT_EQ(session.at("late_replies").number_value(), 3);
+}
+
 TEST(StatsJson, HoldsTheWholeReplyWithNumbersAsNumbers) {
   auto json = stats_json(full_reply());
   EXPECT_EQ(json.find('\n'), std::string::npos);

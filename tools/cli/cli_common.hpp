@@ -168,6 +168,11 @@ command add_pub_command(CLI::App& app, const connection_options& opts);
 /// deliveries.
 command add_sub_command(CLI::App& app, const connection_options& opts);
 
+/// Adds `request` and `reply`: request/reply from the shell
+/// (tools/cli/cmd_request.cpp).
+std::vector<command> add_request_commands(CLI::App& app,
+                                          const connection_options& opts);
+
 /// Adds `groups` with `ls`, `create` and `delete`.
 std::vector<command> add_groups_commands(CLI::App& app,
                                          const connection_options& opts);

@@ -71,6 +71,8 @@ int main(int argc, char** argv) {
   add_connection_flags(app, opts);
   std::vector<command> commands{add_pub_command(app, opts),
                                 add_sub_command(app, opts)};
+  for (auto& cmd : add_request_commands(app, opts))
+    commands.push_back(std::move(cmd));
   for (auto& cmd : add_groups_commands(app, opts))
     commands.push_back(std::move(cmd));
   commands.push_back(add_stats_command(app, opts));
@@ -80,6 +82,8 @@ int main(int argc, char** argv) {
   set_examples(app, "  tinybroker-cli pub orders.eu.created '{\"id\": 1}'\n"
                     "  tinybroker-cli sub 'orders.>'\n"
                     "  tinybroker-cli sub 'jobs.>' --group workers\n"
+                    "  tinybroker-cli reply svc.time --command date &\n"
+                    "  tinybroker-cli request svc.time now\n"
                     "  tinybroker-cli groups ls --json\n"
                     "  tinybroker-cli stats --watch\n"
                     "  tinybroker-cli health && tinybroker-cli info\n"

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <tuple>
+#include <vector>
 
 #include "tools/cli/text_format.hpp"
 
@@ -40,6 +41,11 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
     out << " (unauthenticated " << b.unauthenticated() << ", permission denied "
         << b.permission_denied() << ")";
   out << '\n';
+  if (b.requests() + b.no_responders() != 0)
+    out << label("requests") << "sent " << b.requests() << ", replied "
+        << b.replies() << ", no responders " << b.no_responders()
+        << ", timed out " << b.request_timeouts() << ", late replies "
+        << b.late_replies() << ", waiting " << b.pending_requests() << '\n';
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
       << b.groups() << '\n';
@@ -97,24 +103,55 @@ void print_topics(std::ostream& out, const pb::StatsReply& reply) {
   print_cut(out, reply.topics_size(), reply.topics_matched(), "topics");
 }
 
-// Prints the sessions table.
+// Returns true if a session sent a request, got a reply or had one dropped
+// as late: then the sessions table shows the request columns.
+bool any_requests(const pb::StatsReply& reply) {
+  return std::any_of(reply.sessions().begin(), reply.sessions().end(),
+                     [](const pb::SessionStats& s) {
+                       return s.requests() + s.replies() + s.no_responders() +
+                                  s.request_timeouts() + s.late_replies() !=
+                              0;
+                     });
+}
+
+// Prints the sessions table; the request columns only when a session used
+// request/reply.
 void print_sessions(std::ostream& out, const pb::StatsReply& reply) {
   bool tokens =
       std::any_of(reply.sessions().begin(), reply.sessions().end(),
                   [](const pb::SessionStats& s) { return !s.token().empty(); });
-  text_table table{{"NAME", tokens ? "PEER (TOKEN)" : "PEER", "PUBLISHED",
-                    "UNROUTED", "DELIVERED", "DROPPED", "SUBSCRIPTIONS",
-                    "BUFFERED", "BUFFERED_BYTES", "CONNECTED"},
-                   2};
-  for (auto& s : reply.sessions())
-    table.add_row({s.client_name().empty() ? "-" : s.client_name(),
-                   tokens ? s.peer() + " (" + s.token() + ")" : s.peer(),
-                   std::to_string(s.published()), std::to_string(s.unrouted()),
-                   std::to_string(s.delivered()), std::to_string(s.dropped()),
-                   std::to_string(s.subscriptions()),
-                   std::to_string(s.buffered_messages()),
-                   format_bytes(s.buffered_bytes()),
-                   format_elapsed(s.connected_ms())});
+  bool requests = any_requests(reply);
+  std::vector<std::string> columns{
+      "NAME",          tokens ? "PEER (TOKEN)" : "PEER",
+      "PUBLISHED",     "UNROUTED",
+      "DELIVERED",     "DROPPED",
+      "SUBSCRIPTIONS", "BUFFERED",
+      "BUFFERED_BYTES"};
+  if (requests)
+    columns.insert(columns.end(), {"REQUESTS", "REPLIES", "NO_RESPONDERS",
+                                   "TIMEOUTS", "LATE_REPLIES"});
+  columns.push_back("CONNECTED");
+  text_table table{std::move(columns), 2};
+  for (auto& s : reply.sessions()) {
+    std::vector<std::string> row{
+        s.client_name().empty() ? "-" : s.client_name(),
+        tokens ? s.peer() + " (" + s.token() + ")" : s.peer(),
+        std::to_string(s.published()),
+        std::to_string(s.unrouted()),
+        std::to_string(s.delivered()),
+        std::to_string(s.dropped()),
+        std::to_string(s.subscriptions()),
+        std::to_string(s.buffered_messages()),
+        format_bytes(s.buffered_bytes())};
+    if (requests)
+      row.insert(row.end(),
+                 {std::to_string(s.requests()), std::to_string(s.replies()),
+                  std::to_string(s.no_responders()),
+                  std::to_string(s.request_timeouts()),
+                  std::to_string(s.late_replies())});
+    row.push_back(format_elapsed(s.connected_ms()));
+    table.add_row(std::move(row));
+  }
   if (table.empty())
     out << "no sessions\n";
   else

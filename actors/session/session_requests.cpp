@@ -1,0 +1,410 @@
+// The request/reply side of a session actor (docs/semantics.md, "Request
+// and reply").
+//
+// Caller side: a Request is checked like a published message (topic, size,
+// publish rights), given a message id (its key here), and sent to the
+// topic's fan-out subscribers (each gets it; the first reply wins) or, with
+// a group, held by that group as one delivery. Nobody to send it to: the
+// caller gets NO_RESPONDERS at once. Its timeout is one entry in the
+// session's deadline set (request_book), woken by a delayed rtimeout_atom.
+//
+// Responder side: a received request gets a reply handle, valid on this
+// session only; a Reply naming it goes to the caller's session alone. The
+// caller answers whether it still waited; a reply that came too late (the
+// first reply won, the timeout passed, or the caller is gone) is counted
+// here as a late reply and dropped.
+
+#include <chrono>
+#include <string>
+
+#include "actors/session/session_actor.hpp"
+#include "actors/session/unary_call.hpp"
+#include "routing/topic.hpp"
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+namespace pb = tinybroker::v1;
+
+// A request without a timeout waits this long.
+constexpr uint32_t default_timeout_ms = 5000;
+
+// The longest timeout a request may ask for.
+constexpr uint32_t max_timeout_ms = 600'000;
+
+// How long a responder keeps a received request answerable past its
+// deadline, so that a reply racing the caller's timeout is still counted.
+constexpr std::chrono::seconds open_slack{1};
+
+int64_t now_unix_nanos() {
+  using namespace std::chrono;
+  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
+      .count();
+}
+
+session_actor self_handle(session_pointer self) {
+  return caf::actor_cast<session_actor>(self);
+}
+
+// Refuses a request: an error frame naming it, or the unary call's status.
+void fail(session_pointer self, uint64_t request_id,
+          const unary_request_ptr& unary, const error_info& err) {
+  auto& st = self->state;
+  if (err.code == ec::no_responders)
+    ++st.stats.requests.no_responders;
+  if (unary) {
+    ++st.stats.refused;
+    if (err.code == ec::permission_denied)
+      ++st.stats.denied;
+    log_refusal(self, "Request", err, unary->peer);
+    unary->complete(err);
+    return;
+  }
+  queue_error(self, request_id, "request", 0, err);
+  flush(self);
+}
+
+// Makes sure a wake-up is pending at or before the earliest deadline.
+void schedule_wake(session_pointer self) {
+  auto& book = self->state.requests;
+  auto due = book.next_due();
+  if (!due || (book.wake && *book.wake <= *due))
+    return;
+  book.wake = *due;
+  auto now = self->clock().now();
+  auto delay = *due > now ? *due - now : caf::timespan{0};
+  self->delayed_send(self, delay, rtimeout_atom_v);
+}
+
+// Records the request `key` as waiting, until `timeout` from now.
+void wait_for_reply(session_pointer self, uint64_t key, uint64_t request_id,
+                    const unary_request_ptr& unary,
+                    std::chrono::milliseconds timeout) {
+  auto& st = self->state;
+  st.requests.add_pending(key, request_id, unary,
+                          self->clock().now() + timeout);
+  ++st.stats.requests.requests;
+  schedule_wake(self);
+}
+
+// A request that found nobody: it no longer waits.
+void no_responders(session_pointer self, uint64_t key, const error_info& err) {
+  if (auto p = self->state.requests.take_pending(key)) {
+    --self->state.stats.requests.requests; // counted as no-responders instead
+    fail(self, p->request_id, p->unary, err);
+  }
+}
+
+// Sends the request to every fan-out subscription of `route`.
+void send_to_subscribers(session_pointer self, const route_ref* route,
+                         const message_ref& msg, const reply_target& target,
+                         const error_info& lookup_error) {
+  auto key = target.request;
+  if (route == nullptr) {
+    no_responders(self, key,
+                  lookup_error ? lookup_error
+                               : make_error_info(ec::internal,
+                                                 "no route for topic \"" +
+                                                     std::string{msg->topic()} +
+                                                     "\" (the router failed)"));
+    return;
+  }
+  if ((*route)->fanout.empty()) {
+    no_responders(
+        self, key,
+        make_error_info(ec::no_responders, "nobody subscribes to \"" +
+                                               std::string{msg->topic()} +
+                                               "\" to answer the request"));
+    return;
+  }
+  ++self->state.stats.published;
+  for (auto& dest : (*route)->fanout)
+    self->send(dest.session, rdeliver_atom_v,
+               request_delivery{msg, dest.subscription_id, target});
+}
+
+// Hands the request to the group `name`, which holds it as one delivery.
+void send_to_group(session_pointer self, const std::string& name,
+                   message_ref msg, reply_target target) {
+  auto& st = self->state;
+  auto key = target.request;
+  auto topic = std::string{msg->topic()};
+  self->request(st.ctx.router, caf::infinite, find_atom_v, name, topic)
+      .await(
+          [self, key, msg, target](group_actor group) {
+            self->request(group, caf::infinite, request_atom_v, msg, target)
+                .await([self](caf::ok_atom) { ++self->state.stats.published; },
+                       [self, key](caf::error& err) {
+                         no_responders(self, key, to_error_info(err));
+                       });
+          },
+          [self, key](caf::error& err) {
+            no_responders(self, key, to_error_info(err));
+          });
+}
+
+// Writes `res` to the caller: a Response frame, or the unary call's reply.
+void answer(session_pointer self, request_book::pending& p, uint64_t key,
+            reply_body& body) {
+  auto fill = [&](pb::Response& out) {
+    out.set_request_id(p.request_id);
+    out.set_message_id(key);
+    out.set_payload(std::move(body.payload));
+    auto& headers = *out.mutable_headers();
+    for (auto& [name, value] : body.headers)
+      headers[name] = value;
+  };
+  if (p.unary) {
+    fill(*p.unary->response);
+    p.unary->complete(error_info{});
+    return;
+  }
+  auto frame = std::make_unique<pb::ServerFrame>();
+  fill(*frame->mutable_response());
+  self->state.control.push_back(std::move(frame));
+  flush(self);
+}
+
+} // namespace
+
+void start_request(session_pointer self, uint64_t request_id, pb::Request& req,
+                   unary_request_ptr unary) {
+  auto& st = self->state;
+  auto timeout_ms =
+      req.timeout_ms() == 0 ? default_timeout_ms : req.timeout_ms();
+  if (timeout_ms > max_timeout_ms) {
+    fail(self, request_id, unary,
+         make_error_info(ec::invalid_request,
+                         "timeout_ms " + std::to_string(timeout_ms) +
+                             " is over the longest request timeout, " +
+                             std::to_string(max_timeout_ms) + " ms"));
+    return;
+  }
+  if (!req.group().empty())
+    if (auto err = validate_group_name(req.group())) {
+      fail(self, request_id, unary, err);
+      return;
+    }
+  auto limit = st.ctx.limits.max_pending_requests_per_session;
+  if (st.requests.pending_count() >= limit) {
+    fail(self, request_id, unary,
+         make_error_info(ec::limit_exceeded,
+                         "this session already waits for " +
+                             std::to_string(st.requests.pending_count()) +
+                             " replies; "
+                             "limits.max_pending_requests_per_session = " +
+                             std::to_string(limit)));
+    return;
+  }
+  // Checked, given an id and made as a published message would be.
+  google::protobuf::RepeatedPtrField<pb::Message> one;
+  one.Add()->Swap(req.mutable_message());
+  auto job = make_publish_job(st, one, unary ? unary->grant : st.grant);
+  if (auto& err = job->outcomes[0].error) {
+    fail(self, request_id, unary, err);
+    return;
+  }
+  auto msg = job->accepted[0];
+  auto key = msg->id();
+  auto timeout = std::chrono::milliseconds{timeout_ms};
+  reply_target target{caf::actor_cast<caf::actor>(self), key,
+                      now_unix_nanos() +
+                          std::chrono::nanoseconds{timeout}.count()};
+  // Waiting before it leaves: its reply cannot overtake the bookkeeping.
+  wait_for_reply(self, key, request_id, unary, timeout);
+  if (!req.group().empty()) {
+    send_to_group(self, req.group(), std::move(msg), std::move(target));
+    return;
+  }
+  auto topic = std::string{msg->topic()};
+  if (auto* cached = st.routes.find(topic)) {
+    send_to_subscribers(self, cached, msg, target, {});
+    return;
+  }
+  // As a publish does: the lookup holds back the client's later frames.
+  self->request(st.ctx.router, caf::infinite, resolve_atom_v,
+                std::vector<std::string>{topic}, self_handle(self))
+      .await(
+          [self, msg, target, topic](route_list& routes) {
+            auto& st = self->state;
+            if (routes.empty() || !routes[0].ptr) {
+              send_to_subscribers(
+                  self, nullptr, msg, target,
+                  make_error_info(ec::limit_exceeded,
+                                  "topic \"" + topic +
+                                      "\" would be one more than "
+                                      "limits.max_topics = " +
+                                      std::to_string(st.ctx.limits.max_topics) +
+                                      " live topics"));
+              return;
+            }
+            cache_route(self, routes[0]);
+            send_to_subscribers(self, &routes[0], msg, target, {});
+          },
+          [self, msg, target](caf::error& err) {
+            send_to_subscribers(self, nullptr, msg, target, to_error_info(err));
+          });
+}
+
+void send_reply(session_pointer self, uint64_t request_id, pb::Reply& reply) {
+  auto& st = self->state;
+  auto size = reply.payload().size();
+  for (auto& [name, value] : reply.headers())
+    size += name.size() + value.size();
+  if (size > st.ctx.limits.max_message_bytes) {
+    queue_error(
+        self, request_id, "reply", 0,
+        make_error_info(ec::message_too_large,
+                        "reply has " + std::to_string(size) +
+                            " bytes; the limit is " +
+                            std::to_string(st.ctx.limits.max_message_bytes)));
+    return;
+  }
+  auto open = st.requests.take_open(reply.reply_handle());
+  if (!open) {
+    queue_error(self, request_id, "reply", 0,
+                make_error_info(ec::unknown_request,
+                                "reply_handle " +
+                                    std::to_string(reply.reply_handle()) +
+                                    " names no request this session received "
+                                    "and has not answered (or it passed its "
+                                    "deadline)"));
+    return;
+  }
+  if (open->group) {
+    // The reply acks the group delivery that carried the request.
+    st.delivery_owners.erase(open->delivery_id);
+    self->send(open->group, ack_atom_v, self_handle(self),
+               std::vector<uint64_t>{open->delivery_id});
+  }
+  reply_body body;
+  body.payload = std::move(*reply.mutable_payload());
+  for (auto& [name, value] : reply.headers())
+    body.headers.emplace_back(name, value);
+  auto caller = caf::actor_cast<session_actor>(open->reply.caller);
+  self->request(caller, caf::infinite, reply_atom_v, open->reply.request,
+                std::move(body))
+      .then(
+          [self](bool delivered) {
+            if (!delivered)
+              ++self->state.stats.requests.late_replies;
+          },
+          [self](caf::error&) {
+            // The caller's session ended: its requests were dropped.
+            ++self->state.stats.requests.late_replies;
+          });
+}
+
+void accept_request(session_pointer self, request_delivery& delivery) {
+  auto& st = self->state;
+  if (st.closing || !st.deliveries.contains(delivery.subscription_id))
+    return; // unsubscribed meanwhile: as a fan-out message, it is gone
+  if (st.requests.open_count() >=
+      st.ctx.limits.max_pending_requests_per_session) {
+    // The client does not answer what it holds: at most once, as fan-out.
+    ++st.stats.dropped;
+    return;
+  }
+  auto handle = st.requests.next_handle();
+  auto remaining = std::chrono::nanoseconds{delivery.reply.deadline_unix_nanos -
+                                            now_unix_nanos()};
+  auto expires = self->clock().now() +
+                 std::max(remaining, std::chrono::nanoseconds{0}) + open_slack;
+  auto deadline = delivery.reply.deadline_unix_nanos;
+  st.requests.add_open(handle, std::move(delivery.reply), {}, 0, expires);
+  st.requests.outbox.push_back(request_book::outgoing{
+      std::move(delivery.message), delivery.subscription_id, handle, deadline});
+  schedule_wake(self);
+  flush(self);
+}
+
+void open_group_request(session_pointer self, const group_delivery& item,
+                        const group_actor& group) {
+  auto& st = self->state;
+  auto remaining = std::chrono::nanoseconds{item.reply.deadline_unix_nanos -
+                                            now_unix_nanos()};
+  auto expires = self->clock().now() +
+                 std::max(remaining, std::chrono::nanoseconds{0}) + open_slack;
+  // A redelivery of the same request replaces nothing: its delivery id,
+  // hence its handle, is new.
+  st.requests.add_open(item.delivery_id, item.reply, group, item.delivery_id,
+                       expires);
+  schedule_wake(self);
+}
+
+bool take_reply(session_pointer self, uint64_t key, reply_body& body) {
+  auto& st = self->state;
+  auto p = st.requests.take_pending(key);
+  if (!p)
+    return false;
+  ++st.stats.requests.replies;
+  answer(self, *p, key, body);
+  return true;
+}
+
+void expire_requests(session_pointer self) {
+  auto& st = self->state;
+  st.requests.wake.reset();
+  for (auto& p : st.requests.expire(self->clock().now())) {
+    ++st.stats.requests.timeouts;
+    auto err = make_error_info(ec::request_timeout,
+                               "no reply within the request's timeout");
+    if (p.unary) {
+      p.unary->complete(err);
+      continue;
+    }
+    queue_error(self, p.request_id, "request", 0, err);
+  }
+  schedule_wake(self);
+  flush(self);
+}
+
+bool requests_ready(const session_state& st) {
+  for (auto& item : st.requests.outbox)
+    if (!st.deliveries.contains(item.subscription_id) ||
+        st.deliveries.confirmed(item.subscription_id))
+      return true; // written, or dropped, by the next drain
+  return false;
+}
+
+size_t drain_requests(session_state& st, pb::ServerFrame& frame, size_t max) {
+  if (st.requests.outbox.empty())
+    return 0;
+  // As plain deliveries (delivery_buffer): a request for a subscription
+  // whose Subscribed frame is not queued yet waits, in order, behind it;
+  // one for a subscription ended meanwhile is gone, as fan-out is.
+  auto* out = frame.mutable_deliveries()->mutable_deliveries();
+  size_t moved = 0;
+  ring_queue<request_book::outgoing> held;
+  while (!st.requests.outbox.empty() && moved < max) {
+    auto& item = st.requests.outbox.front();
+    auto id = item.subscription_id;
+    if (!st.deliveries.contains(id)) {
+      st.requests.outbox.pop_front();
+      continue;
+    }
+    if (!st.deliveries.confirmed(id)) {
+      held.push_back(std::move(item));
+      st.requests.outbox.pop_front();
+      continue;
+    }
+    auto* d = out->Add();
+    to_delivery(*item.message, id, *d);
+    d->set_reply_handle(item.handle);
+    d->set_reply_deadline_unix_nanos(item.deadline_unix_nanos);
+    st.requests.outbox.pop_front();
+    ++moved;
+  }
+  if (!held.empty()) {
+    while (!st.requests.outbox.empty()) {
+      held.push_back(std::move(st.requests.outbox.front()));
+      st.requests.outbox.pop_front();
+    }
+    st.requests.outbox = std::move(held);
+  }
+  return moved;
+}
+
+} // namespace tb

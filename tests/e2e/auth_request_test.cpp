@@ -1,0 +1,83 @@
+// End to end: the unary Request call with tokens (docs/security.md): a
+// request needs publish rights on its topic, a reply none beyond the open
+// request it answers.
+
+#include <future>
+
+#include "auth_fixture.hpp"
+
+namespace tb::test {
+namespace {
+
+using kind = pb::ServerFrame::KindCase;
+
+/// Sends a unary Request for `topic` presenting `token`.
+grpc::Status request(const std::shared_ptr<grpc::Channel>& channel,
+                     const std::string& token, const std::string& topic,
+                     pb::Response* response) {
+  pb::Request req;
+  req.mutable_message()->set_topic(topic);
+  req.mutable_message()->set_payload("ping");
+  req.set_timeout_ms(5000);
+  grpc::ClientContext ctx;
+  if (!token.empty())
+    ctx.AddMetadata("authorization", "Bearer " + token);
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  return pb::Broker::NewStub(channel)->Request(&ctx, req, response);
+}
+
+TEST_F(AuthTest, UnaryRequestWithoutPublishRightsIsDeniedNamingTheTopic) {
+  // Someone listens, so only the permission can refuse it.
+  token_session responder{channel_, ops_secret};
+  ASSERT_TRUE(responder.subscribe(1, "svc.time"));
+  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  pb::Response response;
+  auto status = request(channel_, orders_secret, "svc.time", &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find(
+                "token \"orders\" may not publish to \"svc.time\""),
+            std::string::npos)
+      << status.error_message();
+  auto b = stats().broker();
+  EXPECT_EQ(b.permission_denied(), 1u);
+  EXPECT_EQ(b.requests(), 0u) << "a denied request is not routed";
+}
+
+TEST_F(AuthTest, UnaryRequestWithPublishRightsGetsTheReply) {
+  // "orders" may publish and subscribe under orders.eu.>: it answers its
+  // own requests; the reply needs no right of its own.
+  token_session responder{channel_, orders_secret};
+  ASSERT_TRUE(responder.subscribe(1, "orders.eu.quote"));
+  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  pb::Response response;
+  auto call = std::async(std::launch::async, [&] {
+    return request(channel_, orders_secret, "orders.eu.quote", &response);
+  });
+  auto frame = responder.read_until(kind::kDeliveries);
+  ASSERT_TRUE(frame);
+  ASSERT_EQ(frame->deliveries().deliveries_size(), 1);
+  auto& d = frame->deliveries().deliveries(0);
+  EXPECT_EQ(d.payload(), "ping");
+  ASSERT_NE(d.reply_handle(), 0u);
+  pb::ClientFrame reply;
+  reply.set_request_id(2);
+  reply.mutable_reply()->set_reply_handle(d.reply_handle());
+  reply.mutable_reply()->set_payload("42 EUR");
+  ASSERT_TRUE(responder.send(reply));
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto status = call.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.payload(), "42 EUR");
+  EXPECT_EQ(response.message_id(), d.message_id());
+  EXPECT_EQ(stats().broker().replies(), 1u);
+}
+
+TEST_F(AuthTest, UnaryRequestWithoutATokenIsUnauthenticated) {
+  pb::Response response;
+  EXPECT_EQ(request(channel_, "", "orders.eu.quote", &response).error_code(),
+            grpc::StatusCode::UNAUTHENTICATED);
+}
+
+} // namespace
+} // namespace tb::test
