@@ -66,6 +66,10 @@ member_impl(session_actor::stateful_pointer<member_state> self,
       [](dlq_atom, const message_ref&) {},
       [](log_tick_atom) {},
       [](auth_atom, const access_grant&) {},
+      [](rdeliver_atom, const request_delivery&) {},
+      [](reply_atom, uint64_t, const reply_body&) { return false; },
+      [](rtimeout_atom) {},
+      [](unary_req_atom, const unary_request_ptr&) {},
   };
 }
 
