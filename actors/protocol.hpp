@@ -108,6 +108,10 @@ CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
 CAF_ADD_ATOM(tinybroker, tb, refused_atom, "refused")
 /// gRPC side -> session: its token's permissions changed (a reload).
 CAF_ADD_ATOM(tinybroker, tb, auth_atom, "auth")
+/// Session -> topic shard: which of these messages' ids were seen already?
+CAF_ADD_ATOM(tinybroker, tb, dedup_atom, "dedup")
+/// Timer of a topic shard: forget the message ids whose window ended.
+CAF_ADD_ATOM(tinybroker, tb, dedup_tick_atom, "dedup_tick")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -250,6 +254,9 @@ struct route {
   fanout_list fanout;
   /// The consumer groups whose pattern matches.
   std::vector<group_actor> groups;
+  /// The topic shard that owns the topic (a `topic_shard_actor`): it checks
+  /// the topic's message ids for duplicates. Null in routes made by tests.
+  caf::strong_actor_ptr shard;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
@@ -261,7 +268,7 @@ struct route {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
   return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
-           x.groups);
+           x.groups, x.shard);
 }
 
 /// @relates route_ref
@@ -287,6 +294,35 @@ typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
   return f(caf::meta::type_name("topic_seed"), x.topic, x.fanout, x.groups);
 }
 
+/// A session's question to a topic shard: were these messages' ids seen on
+/// their topics within the window? (`messages[i]` carries `ids[i]`.)
+struct dedup_query {
+  /// The messages, each on a topic of the shard.
+  std::vector<message_ref> messages;
+  /// Their `msg_id`s, none empty.
+  std::vector<std::string> ids;
+};
+
+/// @relates dedup_query
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dedup_query& x) {
+  return f(caf::meta::type_name("dedup_query"), x.messages, x.ids);
+}
+
+/// A topic shard's answer to a `dedup_query`: the duplicates.
+struct dedup_reply {
+  /// The positions of the duplicates in the query, ascending.
+  std::vector<uint32_t> positions;
+  /// For each, the broker id of the first message with its msg_id.
+  std::vector<uint64_t> first_ids;
+};
+
+/// @relates dedup_reply
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dedup_reply& x) {
+  return f(caf::meta::type_name("dedup_reply"), x.positions, x.first_ids);
+}
+
 /// Owns the routes of the topics whose names hash to it, and pushes each
 /// change to the sessions caching the route (see actors/topic/topic_shard.hpp).
 using topic_shard_actor = caf::typed_actor<
@@ -299,7 +335,9 @@ using topic_shard_actor = caf::typed_actor<
                     group_actor>::with<caf::ok_atom>,
     caf::reacts_to<del_group_atom, std::string, group_actor>,
     caf::reacts_to<tick_atom>,
-    caf::replies_to<stats_atom, stats_query>::with<shard_view>>;
+    caf::replies_to<stats_atom, stats_query>::with<shard_view>,
+    caf::replies_to<dedup_atom, dedup_query>::with<dedup_reply>,
+    caf::reacts_to<dedup_tick_atom>>;
 
 /// An actor that answers the Stats view with its kind, name and mailbox;
 /// register one with `observe_atom` at the router to list it (spec 11).
@@ -379,6 +417,8 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::topic_seed))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::topic_seed>))
 CAF_ADD_TYPE_ID(tinybroker, (tb::route_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::shard_view))
+CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_query))
+CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_reply))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

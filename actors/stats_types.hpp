@@ -178,13 +178,19 @@ struct shard_view {
   uint64_t live = 0;
   /// Messages waiting in its mailbox.
   uint64_t mailbox = 0;
+  /// Messages it found to be duplicates (a msg_id seen within the window).
+  uint64_t duplicates = 0;
+  /// Message ids it remembers now.
+  uint64_t dedup_ids = 0;
+  /// Message ids it forgot before their window ended (its table was full).
+  uint64_t dedup_evicted = 0;
 };
 
 /// @relates shard_view
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_view& x) {
   return f(caf::meta::type_name("shard_view"), x.topics, x.matched, x.live,
-           x.mailbox);
+           x.mailbox, x.duplicates, x.dedup_ids, x.dedup_evicted);
 }
 
 } // namespace tb

@@ -167,6 +167,26 @@ inline bool operator!=(const metrics_config& x, const metrics_config& y) {
   return !(x == y);
 }
 
+/// De-duplication of messages that carry a `msg_id` (`[dedup]`, issue 28).
+struct dedup_config {
+  /// How long a topic remembers a message id: a second message with it
+  /// within this time is a duplicate.
+  std::chrono::milliseconds window{120000};
+  /// The most ids the broker remembers (split evenly over the topic
+  /// shards); the oldest is forgotten first when a shard holds its share.
+  std::size_t max_ids = 1'000'000;
+};
+
+/// Returns true if `x` and `y` hold the same settings.
+inline bool operator==(const dedup_config& x, const dedup_config& y) {
+  return x.window == y.window && x.max_ids == y.max_ids;
+}
+
+/// Returns true if `x` and `y` differ in any setting.
+inline bool operator!=(const dedup_config& x, const dedup_config& y) {
+  return !(x == y);
+}
+
 /// Everything `tinybroker` reads at start; default-built = built-in defaults.
 struct broker_config {
   /// The gRPC listen address, `HOST:PORT`; loopback by default (spec 10).
@@ -198,6 +218,8 @@ struct broker_config {
   std::string scheduler = "handoff";
   /// Bounds on messages, topics, batches and sessions.
   limits_config limits;
+  /// De-duplication of messages with a `msg_id`.
+  dedup_config dedup;
   /// Whether joining an unknown group creates it with `group_defaults`.
   bool auto_create_groups = true;
   /// Settings of groups created without settings of their own.
@@ -217,13 +239,13 @@ inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
                   x.reflection, x.metrics, x.worker_threads, x.scheduler,
-                  x.limits, x.auto_create_groups, x.group_defaults, x.groups,
-                  x.tls, x.auth, x.source) ==
+                  x.limits, x.dedup, x.auto_create_groups, x.group_defaults,
+                  x.groups, x.tls, x.auth, x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
                   y.reflection, y.metrics, y.worker_threads, y.scheduler,
-                  y.limits, y.auto_create_groups, y.group_defaults, y.groups,
-                  y.tls, y.auth, y.source);
+                  y.limits, y.dedup, y.auto_create_groups, y.group_defaults,
+                  y.groups, y.tls, y.auth, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

@@ -69,6 +69,9 @@ struct router_settings {
   broker_context session_context;
   /// Gives group deliveries their ids.
   std::shared_ptr<id_sequence> delivery_ids = std::make_shared<id_sequence>();
+  /// De-duplication by msg_id: the window, and the ids remembered broker
+  /// wide (each shard remembers its share).
+  dedup_config dedup;
 };
 
 /// State of the router actor.

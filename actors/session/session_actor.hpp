@@ -50,6 +50,9 @@ struct publish_outcome {
   uint64_t id = 0;
   /// Why the message was refused, if it was.
   error_info error;
+  /// True if its msg_id was seen on its topic within the window: routed
+  /// nowhere, and `id` is the first message's.
+  bool duplicate = false;
 };
 
 /// A batch of messages on its way through a session: validated, given ids
@@ -75,6 +78,11 @@ struct publish_job {
   size_t pending_lookups = 0;
   /// Groups that have not answered yet whether they hold the messages.
   size_t pending_groups = 0;
+  /// For each accepted message, its msg_id (empty: none); empty if no
+  /// message of the job has one.
+  std::vector<std::string> msg_ids;
+  /// Topic shards that have not answered yet which ids are duplicates.
+  size_t pending_dedup = 0;
 };
 
 /// One consumer group membership of a session.

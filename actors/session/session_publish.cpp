@@ -12,6 +12,7 @@
 
 #include "actors/session/session_actor.hpp"
 #include "actors/session/unary_call.hpp"
+#include "actors/topic/dedup_table.hpp"
 #include "routing/topic.hpp"
 #include "tinybroker.pb.h"
 
@@ -44,6 +45,12 @@ error_info check_message(const session_state& st, const pb::Message& msg,
   auto size = msg.payload().size() + msg.key().size();
   for (auto& [name, value] : msg.headers())
     size += name.size() + value.size();
+  if (msg.msg_id().size() > max_msg_id_bytes)
+    return make_error_info(ec::invalid_request,
+                           "msg_id of a message to \"" + msg.topic() +
+                               "\" has " + std::to_string(msg.msg_id().size()) +
+                               " bytes; the limit is " +
+                               std::to_string(max_msg_id_bytes));
   if (size > st.ctx.limits.max_message_bytes)
     return make_error_info(ec::message_too_large,
                            "message to \"" + msg.topic() + "\" has " +
@@ -69,6 +76,8 @@ void fill_results(const publish_job& job,
   for (auto& outcome : job.outcomes) {
     auto* result = out.Add();
     result->set_id(outcome.id);
+    if (outcome.duplicate)
+      result->set_duplicate(true);
     if (outcome.error) {
       auto* err = result->mutable_error();
       err->set_code(grpc_status_code(outcome.error.code));
@@ -178,8 +187,13 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   std::vector<std::pair<session_actor, fanout_batch>> batches;
   std::unordered_map<caf::actor_addr, size_t> index;
   std::vector<group_share> shares;
+  size_t duplicates = 0;
   for (size_t k = 0; k < job->accepted.size(); ++k) {
     auto& msg = job->accepted[k];
+    if (job->outcomes[job->positions[k]].duplicate) {
+      ++duplicates;
+      continue;
+    }
     auto* route = find_route(st, *job, msg->topic());
     if (route == nullptr) {
       auto failed = job->lookup_errors.find(std::string{msg->topic()});
@@ -215,11 +229,71 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   }
   for (auto& [dest, batch] : batches)
     self->send(dest, deliver_atom_v, std::move(batch));
-  st.stats.published += job->accepted.size();
+  st.stats.published += job->accepted.size() - duplicates;
   if (shares.empty())
     finish_publish(self, *job);
   else
     enqueue_in_groups(self, std::move(job), std::move(shares));
+}
+
+// Asks the topic shards whether the messages with a msg_id are duplicates,
+// then routes the others. Awaits the answers, so that the batch is routed
+// before anything the client sends after it (spec 4); a job without ids
+// goes straight on. One question per shard, however many ids.
+void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
+  if (job->msg_ids.empty()) {
+    route_and_confirm(self, std::move(job));
+    return;
+  }
+  auto& st = self->state;
+  struct question {
+    caf::strong_actor_ptr shard;
+    dedup_query query;
+    std::vector<uint32_t> accepted; // the job's index of each entry
+  };
+  std::vector<question> questions;
+  for (size_t k = 0; k < job->accepted.size(); ++k) {
+    if (job->msg_ids[k].empty())
+      continue;
+    auto& msg = job->accepted[k];
+    auto* route = find_route(st, *job, msg->topic());
+    if (route == nullptr || !(*route)->shard)
+      continue; // refused below, or a test's route without a shard
+    auto& shard = (*route)->shard;
+    auto q = std::find_if(questions.begin(), questions.end(),
+                          [&](const question& x) { return x.shard == shard; });
+    if (q == questions.end())
+      q = questions.insert(questions.end(), question{shard, {}, {}});
+    q->query.messages.push_back(msg);
+    q->query.ids.push_back(std::move(job->msg_ids[k]));
+    q->accepted.push_back(static_cast<uint32_t>(k));
+  }
+  if (questions.empty()) {
+    route_and_confirm(self, std::move(job));
+    return;
+  }
+  job->pending_dedup = questions.size();
+  for (auto& q : questions) {
+    auto count_down = [self, job] {
+      if (--job->pending_dedup == 0)
+        route_and_confirm(self, job);
+    };
+    self->request(caf::actor_cast<topic_shard_actor>(q.shard), caf::infinite,
+                  dedup_atom_v, std::move(q.query))
+        .await(
+            [job, count_down,
+             accepted = std::move(q.accepted)](dedup_reply& reply) {
+              for (size_t j = 0; j < reply.positions.size(); ++j) {
+                auto k = accepted.at(reply.positions[j]);
+                auto& outcome = job->outcomes[job->positions[k]];
+                outcome.duplicate = true;
+                outcome.id = reply.first_ids.at(j);
+              }
+              count_down();
+            },
+            // A shard that died checked nothing: route the messages.
+            [count_down](caf::error&) { count_down(); });
+  }
 }
 
 // Caches a route a lookup returned, telling the router about evictions.
@@ -260,6 +334,13 @@ make_publish_job(session_state& st,
     if (outcome.error)
       continue;
     auto& msg = messages[i];
+    if (!msg.msg_id().empty()) {
+      if (job->msg_ids.empty())
+        job->msg_ids.resize(job->accepted.size());
+      job->msg_ids.push_back(msg.msg_id());
+    } else if (!job->msg_ids.empty()) {
+      job->msg_ids.emplace_back();
+    }
     outcome.id = next_id++;
     job->accepted.push_back(message_record::make(outcome.id, accepted_at,
                                                  msg.topic(), msg.payload(),
@@ -280,7 +361,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
         seen.insert(msg->topic()).second)
       missing.emplace_back(msg->topic());
   if (missing.empty()) {
-    route_and_confirm(self, job);
+    check_duplicates(self, job);
     return;
   }
   // Awaiting holds back every later message of this session, so that the
@@ -311,7 +392,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
               job->resolved.emplace(missing[i], std::move(routes[i]));
             }
             job->pending_lookups = 0;
-            route_and_confirm(self, job);
+            check_duplicates(self, job);
           },
           [self, job, missing](caf::error& err) {
             // The topics stay unresolved: their messages are refused below
@@ -319,7 +400,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
             for (auto& topic : missing)
               job->lookup_errors.emplace(topic, to_error_info(err));
             job->pending_lookups = 0;
-            route_and_confirm(self, job);
+            check_duplicates(self, job);
           });
 }
 

@@ -19,6 +19,7 @@ shard_topic* create_topic(topic_shard_pointer self, topic_seed& seed) {
   first->version = ++st.created << 32;
   first->fanout = fanout_list::from_vector(seed.fanout);
   first->groups = std::move(seed.groups);
+  first->shard = caf::actor_cast<caf::strong_actor_ptr>(self);
   auto& topic = st.topics[seed.topic];
   topic.current = route_ref{std::move(first)};
   st.index.insert(seed.topic);
@@ -46,6 +47,9 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
   shard_view view;
   view.live = st.topics.size();
   view.mailbox = mailbox_length(self);
+  view.duplicates = st.dedup->duplicates();
+  view.dedup_ids = st.dedup->size();
+  view.dedup_evicted = st.dedup->evicted();
   if (query.topic_pattern.empty())
     return view;
   std::vector<std::string> names;
@@ -68,10 +72,12 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
 topic_shard_actor::behavior_type
 topic_shard_impl(topic_shard_pointer self,
                  std::chrono::milliseconds idle_timeout,
-                 std::shared_ptr<topic_quota> quota) {
+                 std::shared_ptr<topic_quota> quota, dedup_config dedup) {
   auto& st = self->state;
   st.idle_timeout = idle_timeout;
   st.quota = std::move(quota);
+  st.dedup_window = dedup.window;
+  st.dedup = std::make_unique<dedup_table>(dedup.max_ids);
   self->set_down_handler(
       [self](caf::down_msg& msg) { shard_forget_session(self, msg.source); });
   return {
@@ -133,6 +139,10 @@ topic_shard_impl(topic_shard_pointer self,
       [self](stats_atom, const stats_query& query) {
         return describe_shard(self, query);
       },
+      [self](dedup_atom, dedup_query& query) {
+        return shard_dedup(self, query);
+      },
+      [self](dedup_tick_atom) { shard_dedup_tick(self); },
   };
 }
 

@@ -34,6 +34,8 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/protocol.hpp"
+#include "actors/topic/dedup_table.hpp"
+#include "config/broker_config.hpp"
 #include "routing/topic_tree.hpp"
 
 namespace tb {
@@ -128,6 +130,13 @@ struct topic_shard_state {
   uint64_t created = 0;
   /// Topics expired so far.
   uint64_t expired = 0;
+  /// The window a topic's message ids are remembered for.
+  std::chrono::milliseconds dedup_window{120000};
+  /// The message ids of the shard's topics (made with the shard's share of
+  /// `dedup.max_ids`).
+  std::unique_ptr<dedup_table> dedup;
+  /// True while a `dedup_tick` is due.
+  bool dedup_tick_scheduled = false;
 };
 
 /// The shard's handle type with its state.
@@ -144,11 +153,19 @@ constexpr std::size_t expiry_batch = 256;
 constexpr std::chrono::milliseconds expiry_pause{1};
 
 /// Runs a topic shard whose idle topics live `idle_timeout`, counting its
-/// topics in `quota`.
+/// topics in `quota`; it remembers message ids for `dedup.window`, at most
+/// `dedup.max_ids` of them.
 topic_shard_actor::behavior_type
 topic_shard_impl(topic_shard_pointer self,
                  std::chrono::milliseconds idle_timeout,
-                 std::shared_ptr<topic_quota> quota);
+                 std::shared_ptr<topic_quota> quota, dedup_config dedup = {});
+
+/// Answers which messages of `query` are duplicates, remembering the others'
+/// ids (actors/topic/topic_shard_dedup.cpp).
+dedup_reply shard_dedup(topic_shard_pointer self, dedup_query& query);
+
+/// Forgets the message ids whose window ended and schedules the next tick.
+void shard_dedup_tick(topic_shard_pointer self);
 
 // -- internals shared by the shard's source files -----------------------------
 
