@@ -68,6 +68,8 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
     (*out.mutable_headers())[name] = value;
   if (!msg.key.empty())
     out.set_key(msg.key);
+  if (!msg.msg_id.empty())
+    out.set_msg_id(msg.msg_id);
 }
 
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,

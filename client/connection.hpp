@@ -39,6 +39,10 @@ struct outgoing_message {
   std::map<std::string, std::string> headers;
   /// Optional routing key.
   std::string key;
+  /// Optional id for de-duplication (at most 128 bytes): a second message
+  /// with the same id on the same topic within the broker's window is
+  /// confirmed as a duplicate and routed nowhere (docs/semantics.md).
+  std::string msg_id = {};
 };
 
 /// Copies `msg` into its wire form.
