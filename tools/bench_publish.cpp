@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <random>
+#include <string>
 #include <thread>
 
 #include <sys/prctl.h>
@@ -18,6 +20,19 @@
 namespace tb::bench {
 
 namespace {
+
+// Returns the msg_id prefix of this run: 16 random hex digits and a dash.
+const std::string& id_prefix() {
+  static const std::string prefix = [] {
+    std::random_device device;
+    std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
+    char text[18];
+    std::snprintf(text, sizeof(text), "%016llx-",
+                  static_cast<unsigned long long>(gen()));
+    return std::string{text};
+  }();
+  return prefix;
+}
 
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
@@ -146,6 +161,12 @@ bool publish_share(client::session& session, const run_config& cfg,
               ? start_ns + static_cast<int64_t>(
                                static_cast<double>(seq - first) * 1e9 / rate)
               : now;
+      if (cfg.msg_ids) {
+        // As an idempotent client: a prefix per run and the number.
+        auto* id = msg.mutable_msg_id();
+        id->assign(id_prefix());
+        id->append(std::to_string(seq));
+      }
       auto* payload = msg.mutable_payload()->data();
       std::memcpy(payload, &stamp, sizeof stamp);
       if (cfg.size >= 2 * sizeof seq)

@@ -39,6 +39,13 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
     out << " (unauthenticated " << b.unauthenticated() << ", permission denied "
         << b.permission_denied() << ")";
   out << '\n';
+  if (b.duplicates() + b.dedup_ids() + b.dedup_evicted() != 0) {
+    out << label("dedup") << "duplicates " << b.duplicates()
+        << ", ids remembered " << b.dedup_ids();
+    if (b.dedup_evicted() != 0)
+      out << ", forgotten early " << b.dedup_evicted();
+    out << '\n';
+  }
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
       << b.groups() << '\n';
