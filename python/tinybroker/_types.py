@@ -34,6 +34,10 @@ class Message:
     payload: Payload = b""
     headers: Mapping[str, str] = field(default_factory=dict)
     key: str = ""
+    #: Optional de-duplication id (at most 128 bytes): a second message with
+    #: it on the same topic within the broker's window is confirmed as a
+    #: duplicate and routed nowhere. Given by an idempotent client if empty.
+    msg_id: str = ""
 
     def to_proto(self, field: str = "message") -> "pb.Message":
         """Returns the wire form. Raises TypeError for a payload that is not
@@ -44,7 +48,8 @@ class Message:
             topic=_check.text(f"{field}.topic", self.topic),
             payload=_check.payload(f"{field}.payload", self.payload),
             headers=_check.headers(f"{field}.headers", self.headers),
-            key=_check.text(f"{field}.key", self.key))
+            key=_check.text(f"{field}.key", self.key),
+            msg_id=_check.text(f"{field}.msg_id", self.msg_id))
 
 
 #: What publish_many takes per message: a Message, or (topic, payload) or
@@ -82,6 +87,9 @@ class PublishResult:
     reason: str = ""
     #: The broker's sentence naming the problem, or "".
     message: str = ""
+    #: True when the broker had seen the message's msg_id on its topic
+    #: within its window (a retry): not routed again; `id` is the first's.
+    duplicate: bool = False
 
     @property
     def ok(self) -> bool:
@@ -92,7 +100,7 @@ class PublishResult:
     def from_proto(result: "pb.PublishResult") -> "PublishResult":
         """Returns the result of one wire PublishResult."""
         if not result.HasField("error"):
-            return PublishResult(result.id)
+            return PublishResult(result.id, duplicate=result.duplicate)
         e = result.error
         return PublishResult(result.id, code_from_number(e.code), e.reason,
                              e.message)
