@@ -295,18 +295,20 @@ typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
 }
 
 /// A session's question to a topic shard: were these messages' ids seen on
-/// their topics within the window? (`messages[i]` carries `ids[i]`.)
+/// their topics within the window? Each message as the 128-bit hash of its
+/// topic and msg_id (`make_dedup_key`, actors/topic/dedup_table.hpp) and
+/// the id the broker gave it.
 struct dedup_query {
-  /// The messages, each on a topic of the shard.
-  std::vector<message_ref> messages;
-  /// Their `msg_id`s, none empty.
-  std::vector<std::string> ids;
+  /// Two words per message: the halves of its key.
+  std::vector<uint64_t> keys;
+  /// The broker id of each message.
+  std::vector<uint64_t> ids;
 };
 
 /// @relates dedup_query
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, dedup_query& x) {
-  return f(caf::meta::type_name("dedup_query"), x.messages, x.ids);
+  return f(caf::meta::type_name("dedup_query"), x.keys, x.ids);
 }
 
 /// A topic shard's answer to a `dedup_query`: the duplicates.

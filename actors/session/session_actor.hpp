@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -27,6 +28,7 @@
 #include "actors/session/frame_sink.hpp"
 #include "actors/session/route_cache.hpp"
 #include "actors/session/session_log.hpp"
+#include "actors/topic/dedup_table.hpp"
 
 namespace google::protobuf {
 template <typename Element>
@@ -78,11 +80,13 @@ struct publish_job {
   size_t pending_lookups = 0;
   /// Groups that have not answered yet whether they hold the messages.
   size_t pending_groups = 0;
-  /// For each accepted message, its msg_id (empty: none); empty if no
-  /// message of the job has one.
-  std::vector<std::string> msg_ids;
+  /// The accepted messages with a msg_id: their index in `accepted` and
+  /// the key of topic and msg_id.
+  std::vector<std::pair<uint32_t, dedup_key>> dedup;
   /// Topic shards that have not answered yet which ids are duplicates.
   size_t pending_dedup = 0;
+  /// True once every shard answered (or none was asked).
+  bool dedup_done = false;
 };
 
 /// One consumer group membership of a session.
@@ -140,6 +144,11 @@ struct session_state {
   /// Publish jobs started and not yet answered; a closing session ends
   /// only when none is left, so no confirm is lost.
   size_t publishing = 0;
+  /// Publish jobs waiting, in arrival order, for the topic shards to say
+  /// which of their messages are duplicates (and the jobs behind them):
+  /// routed from the front, so that the session reads on meanwhile and
+  /// still routes in publish order (spec 4).
+  std::deque<std::shared_ptr<publish_job>> dedup_queue;
   /// True once the client stopped sending.
   bool closing = false;
   /// True while a route sweep timer is pending.

@@ -236,25 +236,35 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
     enqueue_in_groups(self, std::move(job), std::move(shares));
 }
 
+// Routes the jobs at the front of the dedup queue whose shards answered.
+void route_answered(session_pointer self) {
+  auto& queue = self->state.dedup_queue;
+  while (!queue.empty() && queue.front()->dedup_done) {
+    auto job = std::move(queue.front());
+    queue.pop_front();
+    route_and_confirm(self, std::move(job));
+  }
+}
+
 // Asks the topic shards whether the messages with a msg_id are duplicates,
-// then routes the others. Awaits the answers, so that the batch is routed
-// before anything the client sends after it (spec 4); a job without ids
-// goes straight on. One question per shard, however many ids.
+// then routes the others. The job waits in the session's dedup queue, with
+// any job behind it, so that jobs are routed in publish order (spec 4)
+// while the session reads on: the shards check one batch while the session
+// reads the next. One question per shard, however many ids.
 void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
-  if (job->msg_ids.empty()) {
+  auto& st = self->state;
+  if (job->dedup.empty() && st.dedup_queue.empty()) {
     route_and_confirm(self, std::move(job));
     return;
   }
-  auto& st = self->state;
+  st.dedup_queue.push_back(job);
   struct question {
     caf::strong_actor_ptr shard;
     dedup_query query;
     std::vector<uint32_t> accepted; // the job's index of each entry
   };
   std::vector<question> questions;
-  for (size_t k = 0; k < job->accepted.size(); ++k) {
-    if (job->msg_ids[k].empty())
-      continue;
+  for (auto& [k, key] : job->dedup) {
     auto& msg = job->accepted[k];
     auto* route = find_route(st, *job, msg->topic());
     if (route == nullptr || !(*route)->shard)
@@ -264,23 +274,27 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
                           [&](const question& x) { return x.shard == shard; });
     if (q == questions.end())
       q = questions.insert(questions.end(), question{shard, {}, {}});
-    q->query.messages.push_back(msg);
-    q->query.ids.push_back(std::move(job->msg_ids[k]));
-    q->accepted.push_back(static_cast<uint32_t>(k));
+    q->query.keys.push_back(key.h1);
+    q->query.keys.push_back(key.h2);
+    q->query.ids.push_back(msg->id());
+    q->accepted.push_back(k);
   }
   if (questions.empty()) {
-    route_and_confirm(self, std::move(job));
+    job->dedup_done = true;
+    route_answered(self);
     return;
   }
   job->pending_dedup = questions.size();
   for (auto& q : questions) {
     auto count_down = [self, job] {
-      if (--job->pending_dedup == 0)
-        route_and_confirm(self, job);
+      if (--job->pending_dedup == 0) {
+        job->dedup_done = true;
+        route_answered(self);
+      }
     };
     self->request(caf::actor_cast<topic_shard_actor>(q.shard), caf::infinite,
                   dedup_atom_v, std::move(q.query))
-        .await(
+        .then(
             [job, count_down,
              accepted = std::move(q.accepted)](dedup_reply& reply) {
               for (size_t j = 0; j < reply.positions.size(); ++j) {
@@ -334,13 +348,9 @@ make_publish_job(session_state& st,
     if (outcome.error)
       continue;
     auto& msg = messages[i];
-    if (!msg.msg_id().empty()) {
-      if (job->msg_ids.empty())
-        job->msg_ids.resize(job->accepted.size());
-      job->msg_ids.push_back(msg.msg_id());
-    } else if (!job->msg_ids.empty()) {
-      job->msg_ids.emplace_back();
-    }
+    if (!msg.msg_id().empty())
+      job->dedup.emplace_back(static_cast<uint32_t>(job->accepted.size()),
+                              make_dedup_key(msg.topic(), msg.msg_id()));
     outcome.id = next_id++;
     job->accepted.push_back(message_record::make(outcome.id, accepted_at,
                                                  msg.topic(), msg.payload(),

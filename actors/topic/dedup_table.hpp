@@ -6,29 +6,45 @@
 // table per shard needs no lock and no hop beyond the one check per publish
 // batch.
 //
-// Memory: one entry per remembered id, in one hash set keyed by topic and
-// id plus one FIFO slot. Per id: the key's bytes (topic + 1 + msg_id, on
-// the heap when over 15 bytes), a hash node (string, cached hash, next
-// pointer, the first message's broker id: 56 bytes, 64 from malloc), a
-// bucket pointer (8) and a FIFO slot (16): about 88 bytes + the key,
-// measured in docs/performance.md. At most `max_ids` entries: the oldest
-// goes first when the table is full (counted in `evicted()`).
+// An id is remembered as a 128-bit hash of topic and id (`dedup_key`,
+// computed by the publishing session, so that no string travels): two
+// different ids collide with odds of about n^2 / 2^129 (1 in 10^26 for a
+// million ids). The table is flat, with no allocation per id: a ring of
+// entries in arrival order (key, first message id, due time: 32 bytes) and
+// an open-addressing index of 4-byte slots at most half full (8 bytes per
+// id): 40 bytes per remembered id, whatever the lengths of topic and id
+// (docs/performance.md measures it). It grows by doubling up to `max_ids`
+// entries; then the oldest entry goes first (counted in `evicted()`).
 
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace tb {
 
 /// The longest `msg_id` a message may carry, in bytes.
 constexpr std::size_t max_msg_id_bytes = 128;
+
+/// A message id on its topic, as a 128-bit hash.
+struct dedup_key {
+  /// The first half.
+  uint64_t h1 = 0;
+  /// The second half.
+  uint64_t h2 = 0;
+
+  /// Keys are equal when both halves are.
+  friend bool operator==(const dedup_key& x, const dedup_key& y) {
+    return x.h1 == y.h1 && x.h2 == y.h2;
+  }
+};
+
+/// Returns the key of message id `id` on `topic`.
+dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept;
 
 /// Remembered message ids of the topics of one shard, forgotten when their
 /// window ends or when the table holds `max_ids`. Not thread-safe: owned by
@@ -38,14 +54,15 @@ public:
   /// The clock of windows (CAF's actor clock).
   using time_point = std::chrono::steady_clock::time_point;
 
-  /// Creates a table that remembers at most `max_ids` ids (at least 1).
+  /// Creates a table that remembers at most `max_ids` ids (at least 1, at
+  /// most 2^30).
   explicit dedup_table(std::size_t max_ids);
 
-  /// Returns the broker id of the first message with `id` on `topic` if it
-  /// is remembered (counting a duplicate); otherwise remembers `first_id`
+  /// Returns the broker id of the first message with `key` if it is
+  /// remembered (counting a duplicate); otherwise remembers `first_id`
   /// under it until `now + window` and returns nothing.
-  std::optional<uint64_t> check(std::string_view topic, std::string_view id,
-                                uint64_t first_id, time_point now,
+  std::optional<uint64_t> check(const dedup_key& key, uint64_t first_id,
+                                time_point now,
                                 std::chrono::milliseconds window);
 
   /// Forgets every id whose window ended by `now`, oldest first; stops at
@@ -55,7 +72,12 @@ public:
 
   /// Returns how many ids are remembered.
   std::size_t size() const noexcept {
-    return ids_.size();
+    return size_;
+  }
+
+  /// Returns the bytes the table holds (ring and index).
+  std::size_t memory_bytes() const noexcept {
+    return ring_.capacity() * sizeof(entry) + slots_.capacity() * 4;
   }
 
   /// Returns how many duplicates `check` found.
@@ -74,18 +96,29 @@ public:
   }
 
 private:
-  struct slot {
+  struct entry {
+    dedup_key key;
+    uint64_t first_id;
     time_point due;
-    const std::string* key;
   };
+
+  // Returns the index slot holding ring position `pos`, or of `key`.
+  std::size_t home(const dedup_key& key) const noexcept {
+    return static_cast<std::size_t>(key.h1) & mask_;
+  }
 
   // Forgets the oldest entry.
   void pop_oldest();
 
+  // Grows the ring (and rebuilds the index) to hold `capacity` entries.
+  void grow(std::size_t capacity);
+
   std::size_t max_ids_;
-  std::unordered_map<std::string, uint64_t> ids_;
-  std::deque<slot> order_; // insertion order
-  std::string probe_;      // the key of a check, reused
+  std::vector<entry> ring_;     // arrival order from head_, size_ entries
+  std::vector<uint32_t> slots_; // ring position + 1, 0 = empty
+  std::size_t mask_ = 0;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
   uint64_t duplicates_ = 0;
   uint64_t evicted_ = 0;
   uint64_t expired_ = 0;

@@ -28,11 +28,10 @@ dedup_reply shard_dedup(topic_shard_pointer self, dedup_query& query) {
   dedup_reply reply;
   auto now = self->clock().now();
   auto window = st.dedup_window;
-  auto n = std::min(query.messages.size(), query.ids.size());
+  auto n = std::min(query.keys.size() / 2, query.ids.size());
   for (std::size_t i = 0; i < n; ++i) {
-    auto& msg = query.messages[i];
-    if (auto first = st.dedup->check(msg->topic(), query.ids[i], msg->id(), now,
-                                     window)) {
+    auto key = dedup_key{query.keys[2 * i], query.keys[2 * i + 1]};
+    if (auto first = st.dedup->check(key, query.ids[i], now, window)) {
       reply.positions.push_back(static_cast<uint32_t>(i));
       reply.first_ids.push_back(*first);
     }
