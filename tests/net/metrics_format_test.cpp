@@ -37,6 +37,9 @@ pb::StatsReply sample_reply() {
   b.set_refused(4);
   b.set_unauthenticated(41);
   b.set_permission_denied(42);
+  b.set_duplicates(43);
+  b.set_dedup_ids(44);
+  b.set_dedup_evicted(45);
   b.set_sessions(5);
   b.set_topics(6);
   b.set_subscriptions(7);
@@ -95,6 +98,9 @@ TEST(metrics_format, broker_metrics_have_help_type_and_value) {
       {"tinybroker_refusals_total", "counter", "4"},
       {"tinybroker_unauthenticated_total", "counter", "41"},
       {"tinybroker_permission_denied_total", "counter", "42"},
+      {"tinybroker_duplicates_total", "counter", "43"},
+      {"tinybroker_dedup_ids", "gauge", "44"},
+      {"tinybroker_dedup_evicted_total", "counter", "45"},
       {"tinybroker_sessions", "gauge", "5"},
       {"tinybroker_topics", "gauge", "6"},
       {"tinybroker_subscriptions", "gauge", "7"},
@@ -137,7 +143,7 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
   }
   EXPECT_EQ(helped, typed);
   EXPECT_EQ(helped.size(),
-            16u + 1u + 14u + 2u); // broker, histogram, groups, auth
+            16u + 1u + 14u + 2u + 3u); // broker, histogram, groups, auth, dedup
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {
