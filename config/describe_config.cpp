@@ -76,8 +76,9 @@ std::string describe(const broker_config& cfg) {
      << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
      << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session
      << " cached routes per session"
-     << "\ngroups: auto_create " << cfg.auto_create_groups << ", "
-     << cfg.groups.size() << " declared";
+     << "\ndedup: window " << ms(cfg.dedup.window) << ", max_ids "
+     << cfg.dedup.max_ids << "\ngroups: auto_create " << cfg.auto_create_groups
+     << ", " << cfg.groups.size() << " declared";
   group("group defaults", cfg.group_defaults);
   for (const auto& [name, g] : cfg.groups)
     group("group " + name, g);

@@ -171,6 +171,11 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
        "t.toml:2:", "limits.max_message_bytes:", "expected a size > 0"},
       {"[observability]\nreflection = \"yes\"",
        "t.toml:2:", "observability.reflection:", "expected true or false"},
+      {"[dedup]\nwindow = \"0s\"",
+       "t.toml:2:", "dedup.window:", "expected a duration > 0"},
+      {"[dedup]\nmax_ids = 0", "t.toml:2:", "dedup.max_ids: got 0",
+       "expected an integer from 1"},
+      {"[dedup]\nwindows = \"1m\"", "t.toml:2:", "dedup.windows", "unknown"},
       {"[groups]\nauto_create = 1",
        "t.toml:2:", "groups.auto_create:", "expected true or false"},
       {"[groups.defaults]\novershoot = 1", "t.toml:2:",
@@ -387,6 +392,14 @@ TEST(config_loader, overflow_policy_names) {
   EXPECT_FALSE(from_string("Reject", x));
   EXPECT_EQ(x, tb::overflow_policy::drop_oldest);
   EXPECT_EQ(to_string(tb::overflow_policy::reject), "reject");
+}
+
+TEST(config_loader, dedup_window_and_max_ids) {
+  auto cfg = config_of("[dedup]\nwindow = \"10m\"\nmax_ids = 5000\n");
+  EXPECT_EQ(cfg.dedup.window, std::chrono::minutes(10));
+  EXPECT_EQ(cfg.dedup.max_ids, 5000u);
+  EXPECT_EQ(defaults().dedup.window, std::chrono::minutes(2));
+  EXPECT_EQ(defaults().dedup.max_ids, 1'000'000u);
 }
 
 } // namespace
