@@ -257,6 +257,10 @@ struct route {
   /// The topic shard that owns the topic (a `topic_shard_actor`): it checks
   /// the topic's message ids for duplicates. Null in routes made by tests.
   caf::strong_actor_ptr shard;
+  /// How long the topic remembers a message id, in milliseconds: the longest
+  /// of the broker's window and its groups' (0 in routes made by tests: the
+  /// shard's window).
+  uint64_t dedup_window_ms = 0;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
@@ -268,7 +272,7 @@ struct route {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
   return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
-           x.groups, x.shard);
+           x.groups, x.shard, x.dedup_window_ms);
 }
 
 /// @relates route_ref
@@ -303,12 +307,15 @@ struct dedup_query {
   std::vector<uint64_t> keys;
   /// The broker id of each message.
   std::vector<uint64_t> ids;
+  /// The window of each message's topic in milliseconds (`route`'s); a
+  /// message without one (or 0) gets the shard's window.
+  std::vector<uint64_t> windows_ms;
 };
 
 /// @relates dedup_query
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, dedup_query& x) {
-  return f(caf::meta::type_name("dedup_query"), x.keys, x.ids);
+  return f(caf::meta::type_name("dedup_query"), x.keys, x.ids, x.windows_ms);
 }
 
 /// A topic shard's answer to a `dedup_query`: the duplicates.
@@ -333,8 +340,8 @@ using topic_shard_actor = caf::typed_actor<
     caf::reacts_to<detach_atom, std::string, session_actor>,
     caf::replies_to<add_dest_atom, fanout_subscriptions>::with<caf::ok_atom>,
     caf::reacts_to<del_dest_atom, std::string, fanout_target>,
-    caf::replies_to<add_group_atom, std::string,
-                    group_actor>::with<caf::ok_atom>,
+    caf::replies_to<add_group_atom, std::string, group_actor,
+                    uint64_t>::with<caf::ok_atom>,
     caf::reacts_to<del_group_atom, std::string, group_actor>,
     caf::reacts_to<tick_atom>,
     caf::replies_to<stats_atom, stats_query>::with<shard_view>,

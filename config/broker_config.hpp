@@ -66,16 +66,20 @@ struct group_settings {
   std::string dead_letter;
   /// The registered name of the policy actor that picks a member (spec 8).
   std::string policy = "round_robin";
+  /// How long the topics the group holds remember a message id (issue 28):
+  /// a topic's window is the longest of `[dedup] window` and the windows of
+  /// its groups. Zero: the broker's window.
+  std::chrono::milliseconds dedup_window{0};
 };
 
 /// Returns true if `x` and `y` hold the same settings.
 inline bool operator==(const group_settings& x, const group_settings& y) {
   return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
                   x.max_pending_messages, x.max_pending_bytes, x.overflow,
-                  x.dead_letter, x.policy) ==
+                  x.dead_letter, x.policy, x.dedup_window) ==
          std::tie(y.pattern, y.ack_wait, y.max_deliveries,
                   y.max_pending_messages, y.max_pending_bytes, y.overflow,
-                  y.dead_letter, y.policy);
+                  y.dead_letter, y.policy, y.dedup_window);
 }
 
 /// Returns true if `x` and `y` differ in any setting.

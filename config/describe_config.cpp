@@ -39,7 +39,8 @@ std::string describe(const broker_config& cfg) {
        << format_scaled(g.max_pending_bytes, size_units) << ", overflow "
        << to_string(g.overflow) << ", dead_letter "
        << (g.dead_letter.empty() ? "$dlq.<group>" : g.dead_letter)
-       << ", policy " << g.policy;
+       << ", policy " << g.policy << ", dedup_window "
+       << (g.dedup_window.count() == 0 ? "broker's" : ms(g.dedup_window));
   };
   const auto& l = cfg.limits;
   os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "

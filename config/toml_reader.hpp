@@ -251,7 +251,8 @@ public:
           {"dead_letter", text(out.dead_letter, "a string",
                                [](std::string_view) { return true; })},
           {"policy",
-           text(out.policy, "a policy name like \"round_robin\"", is_name)}};
+           text(out.policy, "a policy name like \"round_robin\"", is_name)},
+          {"dedup_window", duration(out.dedup_window, 0)}};
       if (declared)
         fields.push_back(
             {"pattern", text(out.pattern, "a non-empty pattern",

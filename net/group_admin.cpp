@@ -85,6 +85,14 @@ error_info from_proto(const pb::GroupSettings& in,
     out.dead_letter = in.dead_letter();
   if (!in.policy().empty())
     out.policy = in.policy();
+  if (in.dedup_window_ms() != 0) {
+    if (in.dedup_window_ms() > detail::max_duration_ms)
+      return make_error_info(ec::invalid_request,
+                             "settings.dedup_window_ms " +
+                                 std::to_string(in.dedup_window_ms()) +
+                                 " is more than 8760h");
+    out.dedup_window = std::chrono::milliseconds{in.dedup_window_ms()};
+  }
   return {};
 }
 
@@ -102,6 +110,8 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
                      : pb::OVERFLOW_REJECT);
   s.set_dead_letter(in.settings.dead_letter);
   s.set_policy(in.settings.policy);
+  s.set_dedup_window_ms(
+      static_cast<uint64_t>(in.settings.dedup_window.count()));
   auto& c = *out.mutable_counters();
   c.set_pending(in.counters.pending);
   c.set_in_flight(in.counters.in_flight);

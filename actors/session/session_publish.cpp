@@ -277,6 +277,7 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
     q->query.keys.push_back(key.h1);
     q->query.keys.push_back(key.h2);
     q->query.ids.push_back(msg->id());
+    q->query.windows_ms.push_back((*route)->dedup_window_ms);
     q->accepted.push_back(k);
   }
   if (questions.empty()) {

@@ -73,8 +73,15 @@ std::optional<uint64_t> dedup_table::check(const dedup_key& key,
         break;
       auto& e = ring_[slot - 1];
       if (e.key == key) {
-        ++duplicates_;
-        return e.first_id;
+        if (e.due > now) {
+          ++duplicates_;
+          return e.first_id;
+        }
+        // Its window ended, but it waits behind an entry with a longer
+        // window: remembered anew, in place.
+        e.first_id = first_id;
+        e.due = now + window;
+        return std::nullopt;
       }
     }
   if (size_ == ring_.size()) {

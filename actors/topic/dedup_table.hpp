@@ -59,15 +59,17 @@ public:
   explicit dedup_table(std::size_t max_ids);
 
   /// Returns the broker id of the first message with `key` if it is
-  /// remembered (counting a duplicate); otherwise remembers `first_id`
-  /// under it until `now + window` and returns nothing.
+  /// remembered and its window has not ended by `now` (counting a
+  /// duplicate); otherwise remembers `first_id` under it until
+  /// `now + window` and returns nothing.
   std::optional<uint64_t> check(const dedup_key& key, uint64_t first_id,
                                 time_point now,
                                 std::chrono::milliseconds window);
 
   /// Forgets every id whose window ended by `now`, oldest first; stops at
   /// the first entry still in its window (an entry behind it with a shorter
-  /// window waits for it). Returns when the oldest remaining one is due.
+  /// window waits for it in memory, but `check` no longer finds it). Returns
+  /// when the oldest remaining one is due.
   std::optional<time_point> expire(time_point now);
 
   /// Returns how many ids are remembered.

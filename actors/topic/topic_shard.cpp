@@ -20,6 +20,7 @@ shard_topic* create_topic(topic_shard_pointer self, topic_seed& seed) {
   first->fanout = fanout_list::from_vector(seed.fanout);
   first->groups = std::move(seed.groups);
   first->shard = caf::actor_cast<caf::strong_actor_ptr>(self);
+  first->dedup_window_ms = topic_dedup_window(st, first->groups);
   auto& topic = st.topics[seed.topic];
   topic.current = route_ref{std::move(first)};
   st.index.insert(seed.topic);
@@ -128,8 +129,9 @@ topic_shard_impl(topic_shard_pointer self,
         shard_remove_target(self, pattern, target);
       },
       [self](add_group_atom, const std::string& pattern,
-             const group_actor& group) {
-        return shard_add_group(self, pattern, group);
+             const group_actor& group, uint64_t dedup_window_ms) {
+        return shard_add_group(self, pattern, group,
+                               std::chrono::milliseconds{dedup_window_ms});
       },
       [self](del_group_atom, const std::string& pattern,
              const group_actor& group) {

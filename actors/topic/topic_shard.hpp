@@ -135,6 +135,9 @@ struct topic_shard_state {
   /// The message ids of the shard's topics (made with the shard's share of
   /// `dedup.max_ids`).
   std::unique_ptr<dedup_table> dedup;
+  /// The de-duplication window of each group with one longer than
+  /// `dedup_window` (`add_group`), until `del_group`.
+  std::unordered_map<caf::actor_addr, std::chrono::milliseconds> group_windows;
   /// True while a `dedup_tick` is due.
   bool dedup_tick_scheduled = false;
 };
@@ -163,6 +166,11 @@ topic_shard_impl(topic_shard_pointer self,
 /// Answers which messages of `query` are duplicates, remembering the others'
 /// ids (actors/topic/topic_shard_dedup.cpp).
 dedup_reply shard_dedup(topic_shard_pointer self, dedup_query& query);
+
+/// Returns the de-duplication window of a topic routing to `groups`, in
+/// milliseconds: the longest of the shard's window and the groups' windows.
+uint64_t topic_dedup_window(const topic_shard_state& st,
+                            const std::vector<group_actor>& groups);
 
 /// Forgets the message ids whose window ended and schedules the next tick.
 void shard_dedup_tick(topic_shard_pointer self);
@@ -210,11 +218,13 @@ shard_add_targets(topic_shard_pointer self,
 void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
                          const fanout_target& target);
 
-/// Adds `group` to every topic `pattern` matches; answers once every cacher
-/// of a changed route has it.
-caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
-                                          const std::string& pattern,
-                                          const group_actor& group);
+/// Adds `group`, whose topics remember message ids for `dedup_window` (0:
+/// the shard's window), to every topic `pattern` matches; answers once every
+/// cacher of a changed route has it.
+caf::result<caf::ok_atom>
+shard_add_group(topic_shard_pointer self, const std::string& pattern,
+                const group_actor& group,
+                std::chrono::milliseconds dedup_window = {});
 
 /// Removes `group` from every topic `pattern` matches.
 void shard_remove_group(topic_shard_pointer self, const std::string& pattern,

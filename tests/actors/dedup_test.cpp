@@ -160,6 +160,33 @@ TEST_F(Dedup, DuplicatesAreNotHeldByGroups) {
   EXPECT_EQ(counters("workers").received, 1u);
 }
 
+TEST_F(Dedup, GroupWithALongerWindowKeepsItsTopicsIdsLonger) {
+  auto settings = group_settings("jobs.>");
+  settings.dedup_window = 3 * window;
+  create_group("slow", settings);
+  auto pub = spawn_session();
+  publish_id(pub, "jobs.1", "first", "job-1");
+  publish_id(pub, "orders.1", "plain", "job-1"); // no group: the broker's
+  advance(window);                               // the broker's window ended
+  EXPECT_FALSE(publish_id(pub, "orders.1", "again", "job-1").duplicate());
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "retry", "job-1").duplicate());
+  advance(2 * window - 1ms);
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "late", "job-1").duplicate());
+  advance(1ms); // the group's window ended
+  EXPECT_FALSE(publish_id(pub, "jobs.1", "after", "job-1").duplicate());
+  EXPECT_EQ(counters("slow").received, 2u);
+}
+
+TEST_F(Dedup, GroupWithAShorterWindowDoesNotShortenTheBrokers) {
+  auto settings = group_settings("jobs.>");
+  settings.dedup_window = window / 2;
+  create_group("quick", settings);
+  auto pub = spawn_session();
+  publish_id(pub, "jobs.1", "first", "job-1");
+  advance(window - 1ms);
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "retry", "job-1").duplicate());
+}
+
 TEST_F(Dedup, MsgIdOverTheLimitIsRefusedNamingIt) {
   auto sub = spawn_session();
   subscribe(sub, 1, "orders.>");

@@ -176,6 +176,8 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
       {"[dedup]\nmax_ids = 0", "t.toml:2:", "dedup.max_ids: got 0",
        "expected an integer from 1"},
       {"[dedup]\nwindows = \"1m\"", "t.toml:2:", "dedup.windows", "unknown"},
+      {"[groups.g]\npattern = \"a\"\ndedup_window = \"soon\"",
+       "t.toml:3:", "groups.g.dedup_window:", "duration"},
       {"[groups]\nauto_create = 1",
        "t.toml:2:", "groups.auto_create:", "expected true or false"},
       {"[groups.defaults]\novershoot = 1", "t.toml:2:",
@@ -400,6 +402,16 @@ TEST(config_loader, dedup_window_and_max_ids) {
   EXPECT_EQ(cfg.dedup.max_ids, 5000u);
   EXPECT_EQ(defaults().dedup.window, std::chrono::minutes(2));
   EXPECT_EQ(defaults().dedup.max_ids, 1'000'000u);
+}
+
+TEST(config_loader, group_dedup_window_overrides_per_group) {
+  auto cfg = config_of("[groups.defaults]\ndedup_window = \"5m\"\n"
+                       "[groups.g]\npattern = \"a.>\"\n"
+                       "dedup_window = \"1h\"\n"
+                       "[groups.h]\npattern = \"b.>\"\n");
+  EXPECT_EQ(cfg.groups.at("g").dedup_window, std::chrono::hours(1));
+  EXPECT_EQ(cfg.groups.at("h").dedup_window, std::chrono::minutes(5));
+  EXPECT_EQ(defaults().group_defaults.dedup_window.count(), 0);
 }
 
 } // namespace
