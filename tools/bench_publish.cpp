@@ -5,6 +5,7 @@
 // falls behind does not hide the stall (no coordinated omission).
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -162,10 +163,17 @@ bool publish_share(client::session& session, const run_config& cfg,
                                static_cast<double>(seq - first) * 1e9 / rate)
               : now;
       if (cfg.msg_ids) {
-        // As an idempotent client: a prefix per run and the number.
+        // As an idempotent client: a prefix per run and the number. The
+        // messages are reused frame after frame: the prefix stays, only
+        // the digits are written (no allocation, no formatting call).
+        const auto& prefix = id_prefix();
         auto* id = msg.mutable_msg_id();
-        id->assign(id_prefix());
-        id->append(std::to_string(seq));
+        if (id->size() < prefix.size())
+          id->assign(prefix);
+        char digits[20];
+        auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
+        id->replace(prefix.size(), std::string::npos, digits,
+                    static_cast<std::size_t>(end - digits));
       }
       auto* payload = msg.mutable_payload()->data();
       std::memcpy(payload, &stamp, sizeof stamp);
