@@ -71,7 +71,9 @@ std::optional<uint64_t> dedup_table::check(const dedup_key& key,
       auto slot = slots_[i];
       if (slot == 0)
         break;
-      auto& e = ring_[slot - 1];
+      if ((slot >> 32) != tag(key))
+        continue; // another key: no read of its ring entry
+      auto& e = ring_[(slot & 0xffffffffu) - 1];
       if (e.key == key) {
         if (e.due > now) {
           ++duplicates_;
@@ -98,7 +100,7 @@ std::optional<uint64_t> dedup_table::check(const dedup_key& key,
   auto i = home(key);
   while (slots_[i] != 0)
     i = (i + 1) & mask_;
-  slots_[i] = static_cast<uint32_t>(pos + 1);
+  slots_[i] = make_slot(key, pos);
   return std::nullopt;
 }
 
@@ -113,14 +115,14 @@ std::optional<dedup_table::time_point> dedup_table::expire(time_point now) {
 }
 
 void dedup_table::pop_oldest() {
-  auto target = static_cast<uint32_t>(head_ + 1);
+  auto target = make_slot(ring_[head_].key, head_);
   auto i = home(ring_[head_].key);
   while (slots_[i] != target)
     i = (i + 1) & mask_;
   // Backward-shift deletion: move up each later entry of the probe run
   // whose home is not between the hole and itself.
   for (auto j = (i + 1) & mask_; slots_[j] != 0; j = (j + 1) & mask_) {
-    auto k = home(ring_[slots_[j] - 1].key);
+    auto k = static_cast<std::size_t>(slots_[j] >> 32) & mask_;
     bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
     if (!stays) {
       slots_[i] = slots_[j];
@@ -149,7 +151,7 @@ void dedup_table::grow(std::size_t capacity) {
     auto i = home(ring_[pos].key);
     while (slots_[i] != 0)
       i = (i + 1) & mask_;
-    slots_[i] = static_cast<uint32_t>(pos + 1);
+    slots_[i] = make_slot(ring_[pos].key, pos);
   }
 }
 

@@ -11,8 +11,10 @@
 // different ids collide with odds of about n^2 / 2^129 (1 in 10^26 for a
 // million ids). The table is flat, with no allocation per id: a ring of
 // entries in arrival order (key, first message id, due time: 32 bytes) and
-// an open-addressing index of 4-byte slots at most half full (8 bytes per
-// id): 40 bytes per remembered id, whatever the lengths of topic and id
+// an open-addressing index of 8-byte slots (32 bits of the key and the ring
+// position, so that probes and deletions rarely read the ring) at most half
+// full (16 bytes per id): 48 bytes per remembered id, whatever the lengths
+// of topic and id
 // (docs/performance.md measures it). It grows by doubling up to `max_ids`
 // entries; then the oldest entry goes first (counted in `evicted()`).
 
@@ -79,7 +81,7 @@ public:
 
   /// Returns the bytes the table holds (ring and index).
   std::size_t memory_bytes() const noexcept {
-    return ring_.capacity() * sizeof(entry) + slots_.capacity() * 4;
+    return ring_.capacity() * sizeof(entry) + slots_.capacity() * 8;
   }
 
   /// Returns how many duplicates `check` found.
@@ -104,9 +106,21 @@ private:
     time_point due;
   };
 
-  // Returns the index slot holding ring position `pos`, or of `key`.
+  // Returns the 32 bits of `key` its index slot keeps: its home slot is
+  // their low bits, and the others tell most other keys apart without
+  // reading their ring entries.
+  static uint32_t tag(const dedup_key& key) noexcept {
+    return static_cast<uint32_t>(key.h1 >> 32);
+  }
+
+  // Returns the index slot where the probe for `key` starts.
   std::size_t home(const dedup_key& key) const noexcept {
-    return static_cast<std::size_t>(key.h1) & mask_;
+    return static_cast<std::size_t>(tag(key)) & mask_;
+  }
+
+  // Returns the index slot value of `key` at ring position `pos`.
+  static uint64_t make_slot(const dedup_key& key, std::size_t pos) noexcept {
+    return (static_cast<uint64_t>(tag(key)) << 32) | (pos + 1);
   }
 
   // Forgets the oldest entry.
@@ -117,7 +131,7 @@ private:
 
   std::size_t max_ids_;
   std::vector<entry> ring_;     // arrival order from head_, size_ entries
-  std::vector<uint32_t> slots_; // ring position + 1, 0 = empty
+  std::vector<uint64_t> slots_; // tag << 32 | ring position + 1; 0 = empty
   std::size_t mask_ = 0;
   std::size_t head_ = 0;
   std::size_t size_ = 0;

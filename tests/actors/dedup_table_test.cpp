@@ -42,8 +42,38 @@ TEST(DedupTable, RemembersUpToMaxIdsAndForgetsTheOldestFirst) {
     EXPECT_EQ(*first, static_cast<uint64_t>(i));
   }
   EXPECT_EQ(table.duplicates(), static_cast<uint64_t>(max_ids));
-  // 32 bytes per entry and an index at most half full of 4-byte slots.
-  EXPECT_LE(table.memory_bytes(), static_cast<std::size_t>(max_ids) * 48);
+  // 32 bytes per entry and an index at most half full of 8-byte slots,
+  // its size a power of two.
+  EXPECT_LE(table.memory_bytes(), static_cast<std::size_t>(max_ids) * 64);
+}
+
+TEST(DedupTable, KeysWithTheSameSlotTagAreStillTwoKeys) {
+  // Same h1 (same home and tag in the index), another h2: the ring's full
+  // key decides, and deleting one keeps the other findable.
+  tb::dedup_table table{2};
+  time_point now{};
+  auto a = tb::dedup_key{42, 1};
+  auto b = tb::dedup_key{42, 2};
+  auto c = tb::dedup_key{42, 3};
+  EXPECT_FALSE(table.check(a, 1, now, 1min));
+  EXPECT_FALSE(table.check(b, 2, now, 1min));
+  EXPECT_EQ(table.check(b, 9, now, 1min), std::optional<uint64_t>{2});
+  EXPECT_FALSE(table.check(c, 3, now, 1min)); // a goes
+  EXPECT_FALSE(table.check(a, 4, now, 1min)); // b goes
+  EXPECT_EQ(table.check(c, 9, now, 1min), std::optional<uint64_t>{3});
+  EXPECT_EQ(table.check(a, 9, now, 1min), std::optional<uint64_t>{4});
+}
+
+TEST(DedupTable, AnIdPastItsWindowIsNotFoundWhileItWaitsBehindALongerOne) {
+  tb::dedup_table table{100};
+  time_point start{};
+  table.check(tb::make_dedup_key("t", "long"), 1, start, 1h);
+  table.check(tb::make_dedup_key("t", "short"), 2, start, 10s);
+  EXPECT_EQ(table.expire(start + 10s), start + 1h); // "short" waits
+  EXPECT_FALSE(table.check(tb::make_dedup_key("t", "short"), 3, start + 10s,
+                           10s)); // but its window ended: new again
+  EXPECT_EQ(table.check(tb::make_dedup_key("t", "short"), 4, start + 11s, 10s),
+            std::optional<uint64_t>{3});
 }
 
 TEST(DedupTable, ExpiresByDueTimeOldestFirst) {
