@@ -27,6 +27,7 @@ void write_settings(json_writer& out, const pb::GroupSettings& s) {
       .text("overflow", overflow_name(s.overflow()))
       .text("dead_letter", s.dead_letter())
       .text("policy", s.policy())
+      .number("dedup_window_ms", s.dedup_window_ms())
       .close_object();
 }
 
