@@ -129,6 +129,10 @@ CAF_ADD_ATOM(tinybroker, tb, rtimeout_atom, "rtimeout")
 CAF_ADD_ATOM(tinybroker, tb, find_atom, "find")
 /// Service -> unary session: a unary Request call.
 CAF_ADD_ATOM(tinybroker, tb, unary_req_atom, "unary_req")
+/// Session -> topic shard: which of these messages' ids were seen already?
+CAF_ADD_ATOM(tinybroker, tb, dedup_atom, "dedup")
+/// Timer of a topic shard: forget the message ids whose window ended.
+CAF_ADD_ATOM(tinybroker, tb, dedup_tick_atom, "dedup_tick")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -283,9 +287,14 @@ struct route {
   fanout_list fanout;
   /// The consumer groups whose pattern matches.
   std::vector<group_actor> groups;
-  /// The topic shard that owns the route (weak): it holds the topic's
-  /// delayed fan-out messages.
+  /// The topic shard that owns the topic (weak: the shard holds its routes):
+  /// it holds the topic's delayed fan-out messages and checks its message
+  /// ids for duplicates. Null in routes made by tests.
   caf::actor_addr shard;
+  /// How long the topic remembers a message id, in milliseconds: the longest
+  /// of the broker's window and its groups' (0 in routes made by tests: the
+  /// shard's window).
+  uint64_t dedup_window_ms = 0;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
@@ -297,7 +306,7 @@ struct route {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
   return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
-           x.groups, x.shard);
+           x.groups, x.shard, x.dedup_window_ms);
 }
 
 /// @relates route_ref
@@ -351,6 +360,40 @@ typename Inspector::result_type inspect(Inspector& f, delayed_batch& x) {
   return f(caf::meta::type_name("delayed_batch"), x.items);
 }
 
+/// A session's question to a topic shard: were these messages' ids seen on
+/// their topics within the window? Each message as the 128-bit hash of its
+/// topic and msg_id (`make_dedup_key`, actors/topic/dedup_table.hpp) and
+/// the id the broker gave it.
+struct dedup_query {
+  /// Two words per message: the halves of its key.
+  std::vector<uint64_t> keys;
+  /// The broker id of each message.
+  std::vector<uint64_t> ids;
+  /// The window of each message's topic in milliseconds (`route`'s); a
+  /// message without one (or 0) gets the shard's window.
+  std::vector<uint64_t> windows_ms;
+};
+
+/// @relates dedup_query
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dedup_query& x) {
+  return f(caf::meta::type_name("dedup_query"), x.keys, x.ids, x.windows_ms);
+}
+
+/// A topic shard's answer to a `dedup_query`: the duplicates.
+struct dedup_reply {
+  /// The positions of the duplicates in the query, ascending.
+  std::vector<uint32_t> positions;
+  /// For each, the broker id of the first message with its msg_id.
+  std::vector<uint64_t> first_ids;
+};
+
+/// @relates dedup_reply
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, dedup_reply& x) {
+  return f(caf::meta::type_name("dedup_reply"), x.positions, x.first_ids);
+}
+
 /// Owns the routes of the topics whose names hash to it, and pushes each
 /// change to the sessions caching the route (see actors/topic/topic_shard.hpp).
 using topic_shard_actor = caf::typed_actor<
@@ -359,13 +402,15 @@ using topic_shard_actor = caf::typed_actor<
     caf::reacts_to<detach_atom, std::string, session_actor>,
     caf::replies_to<add_dest_atom, fanout_subscriptions>::with<caf::ok_atom>,
     caf::reacts_to<del_dest_atom, std::string, fanout_target>,
-    caf::replies_to<add_group_atom, std::string,
-                    group_actor>::with<caf::ok_atom>,
+    caf::replies_to<add_group_atom, std::string, group_actor,
+                    uint64_t>::with<caf::ok_atom>,
     caf::reacts_to<del_group_atom, std::string, group_actor>,
     caf::reacts_to<tick_atom>,
     caf::replies_to<stats_atom, stats_query>::with<shard_view>,
     caf::replies_to<schedule_atom, delayed_batch>::with<enqueue_reply>,
-    caf::reacts_to<due_atom>>;
+    caf::reacts_to<due_atom>,
+    caf::replies_to<dedup_atom, dedup_query>::with<dedup_reply>,
+    caf::reacts_to<dedup_tick_atom>>;
 
 /// An actor that answers the Stats view with its kind, name and mailbox;
 /// register one with `observe_atom` at the router to list it (spec 11).
@@ -453,6 +498,8 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::reply_target))
 CAF_ADD_TYPE_ID(tinybroker, (tb::request_delivery))
 CAF_ADD_TYPE_ID(tinybroker, (tb::reply_body))
 CAF_ADD_TYPE_ID(tinybroker, (tb::request_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_query))
+CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_reply))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -195,6 +195,12 @@ struct shard_view {
   /// When its earliest delayed message falls due, in milliseconds since the
   /// Unix epoch; 0 when it holds none.
   int64_t next_due_unix_ms = 0;
+  /// Messages it found to be duplicates (a msg_id seen within the window).
+  uint64_t duplicates = 0;
+  /// Message ids it remembers now.
+  uint64_t dedup_ids = 0;
+  /// Message ids it forgot before their window ended (its table was full).
+  uint64_t dedup_evicted = 0;
 };
 
 /// @relates shard_view
@@ -202,7 +208,7 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_view& x) {
   return f(caf::meta::type_name("shard_view"), x.topics, x.matched, x.live,
            x.mailbox, x.scheduled, x.scheduled_fired, x.scheduled_refused,
-           x.next_due_unix_ms);
+           x.next_due_unix_ms, x.duplicates, x.dedup_ids, x.dedup_evicted);
 }
 
 } // namespace tb

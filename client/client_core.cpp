@@ -8,7 +8,9 @@
 #include "client/tls_diagnosis.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
+#include <random>
 
 namespace tb::client::detail {
 
@@ -40,6 +42,17 @@ bool is_permanent(grpc::StatusCode code) {
   }
 }
 
+// Returns 16 random hex digits and a dash: the msg_id prefix of one client
+// (64 random bits: two clients collide with odds of 1 in 2^64).
+std::string random_id_prefix() {
+  std::random_device device;
+  std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
+  char text[18];
+  std::snprintf(text, sizeof(text), "%016llx-",
+                static_cast<unsigned long long>(gen()));
+  return text;
+}
+
 } // namespace
 
 client_core::client_core(const std::string& address, client_options options)
@@ -48,7 +61,8 @@ client_core::client_core(const std::string& address, client_options options)
                             reconnect_args(options_))),
       stub_(pb::Broker::NewStub(channel_)),
       unary_(channel_, address, options_.security),
-      callbacks_(options_.max_queued_callbacks) {}
+      callbacks_(options_.max_queued_callbacks),
+      id_prefix_(random_id_prefix()) {}
 
 client_core::~client_core() {
   close();
@@ -312,12 +326,18 @@ void client_core::finish_stream(lock& guard) {
   state_cv_.notify_all();
   for (auto& [id, sub] : active_)
     sub->set_subscribed(false);
-  fail_all_in_flight(
-      guard, grpc::Status{grpc::StatusCode::UNAVAILABLE,
-                          "the connection to " + address_ +
-                              " was lost before the confirm (" +
-                              status.error_message() +
-                              "); the message may or may not be routed"});
+  if (options_.idempotent && !closing_) {
+    // Sent again once the client reconnects (or failed with the final
+    // status if it gives up): the broker confirms what it already routed
+    // as a duplicate.
+    requeue_in_flight();
+  } else
+    fail_all_in_flight(
+        guard, grpc::Status{grpc::StatusCode::UNAVAILABLE,
+                            "the connection to " + address_ +
+                                " was lost before the confirm (" +
+                                status.error_message() +
+                                "); the message may or may not be routed"});
   if (!closing_ && is_permanent(status.error_code()))
     final_status_ = status;
 }

@@ -64,6 +64,8 @@ void client_core::publish(pb::Message message, publish_callback done) {
       done(refused);
     return;
   }
+  if (options_.idempotent && message.msg_id().empty())
+    message.set_msg_id(id_prefix_ + std::to_string(++next_msg_id_));
   auto bytes = message_bytes(message);
   auto wake = unsent_.empty();
   unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});
@@ -110,7 +112,11 @@ void client_core::take_publish_frames(std::vector<pb::ClientFrame>& out,
       auto& next = unsent_.front();
       bytes += next.bytes;
       unsent_bytes_ -= next.bytes;
-      *publish->add_messages() = std::move(next.message);
+      // Idempotent: kept, to be sent again after a lost connection.
+      if (options_.idempotent)
+        *publish->add_messages() = next.message;
+      else
+        *publish->add_messages() = std::move(next.message);
       batch.push_back(std::move(next));
       unsent_.pop_front();
     }
@@ -150,6 +156,7 @@ void client_core::complete(std::vector<pending_publish> batch,
     } else {
       auto& wire = confirm->results(static_cast<int>(i));
       result.id = wire.id();
+      result.duplicate = wire.duplicate();
       if (wire.has_error()) {
         result.status = to_status(wire.error());
         result.reason = wire.error().reason();
@@ -169,6 +176,17 @@ void client_core::fail_all_in_flight(lock& guard, const grpc::Status& error) {
   for (auto& [id, batch] : batches)
     complete(std::move(batch), nullptr, error);
   guard.lock();
+}
+
+void client_core::requeue_in_flight() {
+  // In request order, ahead of what was never sent: the publish order.
+  for (auto batch = in_flight_.rbegin(); batch != in_flight_.rend(); ++batch)
+    for (auto i = batch->second.rbegin(); i != batch->second.rend(); ++i) {
+      unsent_bytes_ += i->bytes;
+      unsent_.push_front(std::move(*i));
+      ++stats_.republished;
+    }
+  in_flight_.clear();
 }
 
 void client_core::fail_unsent(lock& guard, const grpc::Status& error) {

@@ -94,6 +94,8 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
                                  msg.not_before.time_since_epoch())
                                  .count()));
   out.set_priority(msg.priority);
+  if (!msg.msg_id.empty())
+    out.set_msg_id(msg.msg_id);
 }
 
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,

@@ -49,6 +49,15 @@ struct client_options {
   /// Failed connection attempts in a row after which the client gives up
   /// and closes with UNAVAILABLE (at least 1).
   int reconnect_max_attempts = 20;
+  /// Idempotent publishing (issue 28): every message gets a `msg_id`
+  /// unless it has one (a random prefix of this client and a counter), and
+  /// the messages unconfirmed when a connection is lost are sent again,
+  /// with the same ids, once the client reconnects; the broker confirms a
+  /// copy it already routed as a duplicate. A lost connection then neither
+  /// loses nor doubles a message, as long as the client reconnects within
+  /// the broker's de-duplication window (default 2 min). Off: such
+  /// messages fail with UNAVAILABLE ("may or may not be routed").
+  bool idempotent = false;
   /// How long `close` waits for the broker's last confirms.
   std::chrono::milliseconds close_timeout{5000};
   /// The name of this client in the broker's Stats (sessions and group
@@ -77,6 +86,10 @@ struct publish_result {
   grpc::Status status;
   /// The broker's machine-readable reason ("invalid_topic", ...), if any.
   std::string reason;
+  /// True when the broker had already seen the message's `msg_id` on its
+  /// topic within its window (a retry): not routed again, and `id` is the
+  /// first message's id.
+  bool duplicate = false;
 
   /// Returns true when the broker accepted the message everywhere.
   bool ok() const {
@@ -105,6 +118,9 @@ struct client_stats {
   uint64_t subscribe_frames = 0;
   /// Streams opened (1 + reconnects).
   uint64_t connections = 0;
+  /// Messages queued again after a lost connection, to be sent with their
+  /// ids (`idempotent`).
+  uint64_t republished = 0;
 };
 
 /// The states of an `async_client`'s connection.

@@ -101,6 +101,10 @@ struct group_settings {
   /// The highest priority the group tells apart (1 to 9); higher priorities
   /// count as this one.
   uint8_t max_priority = 9;
+  /// How long the topics the group holds remember a message id (issue 28):
+  /// a topic's window is the longest of `[dedup] window` and the windows of
+  /// its groups. Zero: the broker's window.
+  std::chrono::milliseconds dedup_window{0};
 };
 
 /// Returns true if `x` and `y` hold the same settings.
@@ -108,11 +112,11 @@ inline bool operator==(const group_settings& x, const group_settings& y) {
   return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
                   x.max_pending_messages, x.max_pending_bytes, x.overflow,
                   x.dead_letter, x.policy, x.max_age, x.on_expiry,
-                  x.max_priority) ==
+                  x.max_priority, x.dedup_window) ==
          std::tie(y.pattern, y.ack_wait, y.max_deliveries,
                   y.max_pending_messages, y.max_pending_bytes, y.overflow,
                   y.dead_letter, y.policy, y.max_age, y.on_expiry,
-                  y.max_priority);
+                  y.max_priority, y.dedup_window);
 }
 
 /// Returns true if `x` and `y` differ in any setting.
@@ -249,6 +253,26 @@ inline bool operator!=(const console_config& x, const console_config& y) {
   return !(x == y);
 }
 
+/// De-duplication of messages that carry a `msg_id` (`[dedup]`, issue 28).
+struct dedup_config {
+  /// How long a topic remembers a message id: a second message with it
+  /// within this time is a duplicate.
+  std::chrono::milliseconds window{120000};
+  /// The most ids the broker remembers (split evenly over the topic
+  /// shards); the oldest is forgotten first when a shard holds its share.
+  std::size_t max_ids = 1'000'000;
+};
+
+/// Returns true if `x` and `y` hold the same settings.
+inline bool operator==(const dedup_config& x, const dedup_config& y) {
+  return x.window == y.window && x.max_ids == y.max_ids;
+}
+
+/// Returns true if `x` and `y` differ in any setting.
+inline bool operator!=(const dedup_config& x, const dedup_config& y) {
+  return !(x == y);
+}
+
 /// Everything `tinybroker` reads at start; default-built = built-in defaults.
 struct broker_config {
   /// The gRPC listen address, `HOST:PORT`; loopback by default (spec 10).
@@ -282,6 +306,8 @@ struct broker_config {
   std::string scheduler = "handoff";
   /// Bounds on messages, topics, batches and sessions.
   limits_config limits;
+  /// De-duplication of messages with a `msg_id`.
+  dedup_config dedup;
   /// Whether joining an unknown group creates it with `group_defaults`.
   bool auto_create_groups = true;
   /// Settings of groups created without settings of their own.
@@ -301,12 +327,13 @@ inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
                   x.reflection, x.metrics, x.console, x.worker_threads,
-                  x.scheduler, x.limits, x.auto_create_groups, x.group_defaults,
-                  x.groups, x.tls, x.auth, x.source) ==
+                  x.scheduler, x.limits, x.dedup, x.auto_create_groups,
+                  x.group_defaults, x.groups, x.tls, x.auth, x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
                   y.reflection, y.metrics, y.console, y.worker_threads,
-                  y.scheduler, y.limits, y.auto_create_groups, y.group_defaults,
+                  y.scheduler, y.limits, y.dedup, y.auto_create_groups,
+                  y.group_defaults,
                   y.groups, y.tls, y.auth, y.source);
 }
 

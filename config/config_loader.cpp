@@ -6,6 +6,7 @@
 //   shutdown_grace = "5s"       topic_idle_timeout = "60s"
 //   [limits]          every limits_config field under its own name:
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
+//   [dedup]           window = "2m", max_ids = 1000000 (msg_id windows)
 //   [observability]   health_service = true, reflection = true
 //   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
 //                     per_topic = false, tls = (true if [tls] is set)
@@ -85,6 +86,8 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"max_delayed_fanout", r.count(lim.max_delayed_fanout, 1)},
        {"max_pending_requests_per_session",
         r.count(lim.max_pending_requests_per_session, 1)}});
+  auto dedup = r.table({{"window", r.duration(cfg.dedup.window, 1)},
+                        {"max_ids", r.count(cfg.dedup.max_ids, 1)}});
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});
@@ -158,6 +161,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
                  return t == "handoff" || t == "sharing" || t == "stealing";
                })},
        {"limits", limits},
+       {"dedup", dedup},
        {"observability", observability},
        {"metrics", metrics},
        {"console", console},

@@ -39,7 +39,8 @@ std::string describe(const broker_config& cfg) {
        << format_scaled(g.max_pending_bytes, size_units) << ", overflow "
        << to_string(g.overflow) << ", dead_letter "
        << (g.dead_letter.empty() ? "$dlq.<group>" : g.dead_letter)
-       << ", policy " << g.policy;
+       << ", policy " << g.policy << ", dedup_window "
+       << (g.dedup_window.count() == 0 ? "broker's" : ms(g.dedup_window));
     // Issue 29's settings, when not the defaults.
     if (g.max_age.count() != 0)
       os << ", max_age " << ms(g.max_age);
@@ -93,8 +94,9 @@ std::string describe(const broker_config& cfg) {
      << " buffered; at most " << l.max_sessions << " sessions, " << l.max_groups
      << " groups, " << l.max_topics << " topics, " << l.max_routes_per_session
      << " cached routes per session"
-     << "\ngroups: auto_create " << cfg.auto_create_groups << ", "
-     << cfg.groups.size() << " declared";
+     << "\ndedup: window " << ms(cfg.dedup.window) << ", max_ids "
+     << cfg.dedup.max_ids << "\ngroups: auto_create " << cfg.auto_create_groups
+     << ", " << cfg.groups.size() << " declared";
   group("group defaults", cfg.group_defaults);
   for (const auto& [name, g] : cfg.groups)
     group("group " + name, g);

@@ -262,7 +262,8 @@ public:
            text(out.policy, "a policy name like \"round_robin\"", is_name)},
           {"max_age", duration_or_off(out.max_age)},
           {"on_expiry", on_expiry(out.on_expiry)},
-          {"max_priority", count(out.max_priority, 1, 9)}};
+          {"max_priority", count(out.max_priority, 1, 9)},
+          {"dedup_window", duration(out.dedup_window, 0)}};
       if (declared)
         fields.push_back(
             {"pattern", text(out.pattern, "a non-empty pattern",

@@ -117,6 +117,14 @@ error_info from_proto(const pb::GroupSettings& in,
                                " is more than 9 (priorities go from 0 to 9)");
   if (in.max_priority() != 0)
     out.max_priority = static_cast<uint8_t>(in.max_priority());
+  if (in.dedup_window_ms() != 0) {
+    if (in.dedup_window_ms() > detail::max_duration_ms)
+      return make_error_info(ec::invalid_request,
+                             "settings.dedup_window_ms " +
+                                 std::to_string(in.dedup_window_ms()) +
+                                 " is more than 8760h");
+    out.dedup_window = std::chrono::milliseconds{in.dedup_window_ms()};
+  }
   return {};
 }
 
@@ -139,6 +147,8 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
                       ? pb::EXPIRY_DROP
                       : pb::EXPIRY_DEAD_LETTER);
   s.set_max_priority(in.settings.max_priority);
+  s.set_dedup_window_ms(
+      static_cast<uint64_t>(in.settings.dedup_window.count()));
   auto& c = *out.mutable_counters();
   c.set_pending(in.counters.pending);
   c.set_in_flight(in.counters.in_flight);

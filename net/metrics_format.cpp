@@ -124,6 +124,22 @@ const broker_metric broker_metrics[] = {
      [](const pb::BrokerCounters& b) {
        return count(b.pending_requests());
      }},
+    {"tinybroker_duplicates_total", "counter",
+     "Messages whose msg_id was seen on their topic within the "
+     "de-duplication window: confirmed, routed nowhere.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.duplicates());
+     }},
+    {"tinybroker_dedup_ids", "gauge",
+     "Message ids remembered for de-duplication.",
+     [](const pb::BrokerCounters& b) {
+       return count(b.dedup_ids());
+     }},
+    {"tinybroker_dedup_evicted_total", "counter",
+     "Message ids forgotten before their window ended (dedup.max_ids).",
+     [](const pb::BrokerCounters& b) {
+       return count(b.dedup_evicted());
+     }},
     {"tinybroker_sessions", "gauge", "Open Session streams.",
      [](const pb::BrokerCounters& b) {
        return count(b.sessions());

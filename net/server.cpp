@@ -72,6 +72,7 @@ error_info broker_server::start() {
   settings.auto_create_groups = cfg_.auto_create_groups;
   settings.group_defaults = cfg_.group_defaults;
   settings.session_context = ctx;
+  settings.dedup = cfg_.dedup;
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
   if (auto err = create_declared_groups()) {
@@ -154,6 +155,8 @@ error_info broker_server::start() {
       cfg_.limits.max_subscriptions_per_session);
   info.set_max_pending_requests_per_session(
       cfg_.limits.max_pending_requests_per_session);
+  info.set_dedup_window_ms(static_cast<uint64_t>(cfg_.dedup.window.count()));
+  info.set_dedup_max_ids(cfg_.dedup.max_ids);
   info.set_tls_enabled(cfg_.tls.enabled());
   info.set_client_certificates(cfg_.tls.mutual());
   service_->set_info(info);

@@ -39,6 +39,10 @@ struct gathering {
   std::vector<session_stats> publishers;
   std::vector<std::pair<caf::actor_id, actor_stats>> extensions;
   uint64_t topics_matched = 0;
+  // De-duplication over every shard: duplicates, ids remembered, evicted.
+  uint64_t duplicates = 0;
+  uint64_t dedup_ids = 0;
+  uint64_t dedup_evicted = 0;
   // The shards' actor ids and mailboxes, in shard order.
   std::vector<std::pair<caf::actor_id, uint64_t>> shards;
   // The shards' delayed fan-out messages, added up (the earliest due time).
@@ -137,6 +141,9 @@ void fill_totals(gathering& g, pb::StatsReply& reply) {
   b.set_fanout_expired(sum.expired);
   b.set_sessions(g.sources.sessions.size());
   b.set_topics(g.view.router.topics);
+  b.set_duplicates(g.duplicates);
+  b.set_dedup_ids(g.dedup_ids);
+  b.set_dedup_evicted(g.dedup_evicted);
   // Fan-out subscriptions and group memberships: a group counts through
   // its members (those not leaving), not as itself.
   uint64_t memberships = 0;
@@ -328,6 +335,9 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
                    s.next_due_unix_ms < d.next_due_unix_ms))
                 d.next_due_unix_ms = s.next_due_unix_ms;
               g->topics_matched += s.matched;
+              g->duplicates += s.duplicates;
+              g->dedup_ids += s.dedup_ids;
+              g->dedup_evicted += s.dedup_evicted;
               for (auto& t : s.topics)
                 g->topics.push_back(std::move(t));
               answered();

@@ -105,6 +105,10 @@ struct run_config {
   /// subscriber (fanout: no subscription buffer overflows) or of the
   /// workers' acks (queue: the group holds little).
   bool paced = false;
+  /// Give every published message a unique msg_id (issue 28), as an
+  /// idempotent client does: 16 random hex digits of the run, a dash and
+  /// the message's number.
+  bool msg_ids = false;
   /// Print one JSON object instead of a table.
   bool json = false;
 };

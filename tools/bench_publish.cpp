@@ -5,9 +5,12 @@
 // falls behind does not hide the stall (no coordinated omission).
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <random>
+#include <string>
 #include <thread>
 
 #include <sys/prctl.h>
@@ -18,6 +21,19 @@
 namespace tb::bench {
 
 namespace {
+
+// Returns the msg_id prefix of this run: 16 random hex digits and a dash.
+const std::string& id_prefix() {
+  static const std::string prefix = [] {
+    std::random_device device;
+    std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
+    char text[18];
+    std::snprintf(text, sizeof(text), "%016llx-",
+                  static_cast<unsigned long long>(gen()));
+    return std::string{text};
+  }();
+  return prefix;
+}
 
 namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
@@ -146,6 +162,19 @@ bool publish_share(client::session& session, const run_config& cfg,
               ? start_ns + static_cast<int64_t>(
                                static_cast<double>(seq - first) * 1e9 / rate)
               : now;
+      if (cfg.msg_ids) {
+        // As an idempotent client: a prefix per run and the number. The
+        // messages are reused frame after frame: the prefix stays, only
+        // the digits are written (no allocation, no formatting call).
+        const auto& prefix = id_prefix();
+        auto* id = msg.mutable_msg_id();
+        if (id->size() < prefix.size())
+          id->assign(prefix);
+        char digits[20];
+        auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
+        id->replace(prefix.size(), std::string::npos, digits,
+                    static_cast<std::size_t>(end - digits));
+      }
       auto* payload = msg.mutable_payload()->data();
       std::memcpy(payload, &stamp, sizeof stamp);
       if (cfg.size >= 2 * sizeof seq)

@@ -279,6 +279,9 @@ int main(int argc, char** argv) {
                "also stay at most 64 frames ahead of the slowest subscriber "
                "(measures sustainable delivery without buffer overflow) or "
                "of the workers' acks");
+  app.add_flag("--msg-id", cfg.msg_ids,
+               "give every published message a unique msg_id (the broker "
+               "de-duplicates them, docs/semantics.md)");
   app.add_flag("--json", cfg.json, "print one JSON object, not a table");
   tb::client::security_sources security_flags;
   tb::tools::add_security_flags(app, security_flags);

@@ -204,10 +204,14 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       settings.session_context.limits.max_delayed_fanout_per_topic;
   delayed.quota = std::make_shared<topic_quota>(
       settings.session_context.limits.max_delayed_fanout);
-  for (std::size_t i = 0; i < std::max<std::size_t>(settings.topic_shards, 1);
-       ++i) {
-    auto shard = self->spawn<caf::linked>(
-        topic_shard_impl, settings.topic_idle_timeout, st.quota, delayed);
+  auto shard_count = std::max<std::size_t>(settings.topic_shards, 1);
+  auto shard_dedup = settings.dedup;
+  shard_dedup.max_ids =
+      (settings.dedup.max_ids + shard_count - 1) / shard_count;
+  for (std::size_t i = 0; i < shard_count; ++i) {
+    auto shard = self->spawn<caf::linked>(topic_shard_impl,
+                                          settings.topic_idle_timeout, st.quota,
+                                          delayed, shard_dedup);
     st.linked_children.insert(shard.address());
     st.shards.push_back(std::move(shard));
   }

@@ -69,6 +69,9 @@ struct router_settings {
   broker_context session_context;
   /// Gives group deliveries their ids.
   std::shared_ptr<id_sequence> delivery_ids = std::make_shared<id_sequence>();
+  /// De-duplication by msg_id: the window, and the ids remembered broker
+  /// wide (each shard remembers its share).
+  dedup_config dedup;
 };
 
 /// State of the router actor.
@@ -133,11 +136,12 @@ const topic_shard_actor& shard_of(const router_state& st,
 std::vector<topic_shard_actor> shards_for(const router_state& st,
                                           const std::string& pattern);
 
-/// Asks each shard for `pattern` to handle `(atom, pattern, arg)` and calls
-/// `done()` once all answered (a failed shard counts as answered).
-template <class Atom, class Arg>
-void request_shards(router_pointer self, const std::string& pattern, Atom atom,
-                    const Arg& arg, std::function<void()> done) {
+/// Asks each shard for `pattern` to handle `(atom, pattern, args...)` and
+/// calls `done()` once all answered (a failed shard counts as answered).
+template <class Atom, class... Args>
+void request_shards(router_pointer self, const std::string& pattern,
+                    std::function<void()> done, Atom atom,
+                    const Args&... args) {
   auto shards = shards_for(self->state, pattern);
   auto remaining = std::make_shared<std::size_t>(shards.size());
   auto count_down = [done = std::move(done), remaining] {
@@ -145,7 +149,7 @@ void request_shards(router_pointer self, const std::string& pattern, Atom atom,
       done();
   };
   for (auto& shard : shards)
-    self->request(shard, caf::infinite, atom, pattern, arg)
+    self->request(shard, caf::infinite, atom, pattern, args...)
         .then([count_down](caf::ok_atom) { count_down(); },
               [count_down](caf::error&) { count_down(); });
 }

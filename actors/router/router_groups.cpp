@@ -78,8 +78,10 @@ group_actor spawn_group(router_pointer self, const std::string& name,
   st.patterns.insert(settings.pattern, key);
   st.subscriptions.emplace(key,
                            router_subscription{settings.pattern, {}, group});
-  request_shards(self, settings.pattern, add_group_atom_v, group,
-                 [ready, group]() mutable { ready(group); });
+  request_shards(
+      self, settings.pattern, [ready, group]() mutable { ready(group); },
+      add_group_atom_v, group,
+      static_cast<uint64_t>(settings.dedup_window.count()));
   return group;
 }
 

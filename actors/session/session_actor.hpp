@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -28,6 +29,7 @@
 #include "actors/session/request_book.hpp"
 #include "actors/session/route_cache.hpp"
 #include "actors/session/session_log.hpp"
+#include "actors/topic/dedup_table.hpp"
 
 namespace google::protobuf {
 template <typename Element>
@@ -53,6 +55,9 @@ struct publish_outcome {
   uint64_t id = 0;
   /// Why the message was refused, if it was.
   error_info error;
+  /// True if its msg_id was seen on its topic within the window: routed
+  /// nowhere, and `id` is the first message's.
+  bool duplicate = false;
 };
 
 /// A batch of messages on its way through a session: validated, given ids
@@ -78,6 +83,13 @@ struct publish_job {
   size_t pending_lookups = 0;
   /// Groups that have not answered yet whether they hold the messages.
   size_t pending_groups = 0;
+  /// The accepted messages with a msg_id: their index in `accepted` and
+  /// the key of topic and msg_id.
+  std::vector<std::pair<uint32_t, dedup_key>> dedup;
+  /// Topic shards that have not answered yet which ids are duplicates.
+  size_t pending_dedup = 0;
+  /// True once every shard answered (or none was asked).
+  bool dedup_done = false;
 };
 
 /// One consumer group membership of a session.
@@ -137,6 +149,11 @@ struct session_state {
   /// Publish jobs started and not yet answered; a closing session ends
   /// only when none is left, so no confirm is lost.
   size_t publishing = 0;
+  /// Publish jobs waiting, in arrival order, for the topic shards to say
+  /// which of their messages are duplicates (and the jobs behind them):
+  /// routed from the front, so that the session reads on meanwhile and
+  /// still routes in publish order (spec 4).
+  std::deque<std::shared_ptr<publish_job>> dedup_queue;
   /// True once the client stopped sending.
   bool closing = false;
   /// True while a route sweep timer is pending.
@@ -173,6 +190,20 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 /// Answers the publisher of `job` once every destination took the batch:
 /// the confirm (or the unary reply), and the refusals counted and logged.
 void finish_publish(session_pointer self, publish_job& job);
+/// Finds the route of topic `name` in the session's cache or among `job`'s
+/// lookups; null if neither has it.
+const route_ref* find_route(session_state& st, publish_job& job,
+                            std::string_view name);
+
+/// Sends every destination of `job` its messages (duplicates skipped), in
+/// publish order, then confirms (actors/session/session_publish.cpp).
+void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job);
+
+/// Asks the topic shards which of `job`'s messages with a msg_id are
+/// duplicates, then routes the others, in publish order behind any job still
+/// waiting for its answers (actors/session/session_dedup.cpp).
+void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job);
+
 /// Caches a route a lookup returned, telling the router about evictions.
 void cache_route(session_pointer self, const route_ref& route);
 

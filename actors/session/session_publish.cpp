@@ -13,6 +13,7 @@
 #include "actors/session/publish_destinations.hpp"
 #include "actors/session/session_actor.hpp"
 #include "actors/session/unary_call.hpp"
+#include "actors/topic/dedup_table.hpp"
 #include "routing/topic.hpp"
 #include "tinybroker.pb.h"
 
@@ -78,22 +79,18 @@ error_info check_message(const session_state& st, const pb::Message& msg,
   auto size = msg.payload().size() + msg.key().size();
   for (auto& [name, value] : msg.headers())
     size += name.size() + value.size();
+  if (msg.msg_id().size() > max_msg_id_bytes)
+    return make_error_info(ec::invalid_request,
+                           "msg_id of a message to \"" + msg.topic() +
+                               "\" has " + std::to_string(msg.msg_id().size()) +
+                               " bytes; the limit is " +
+                               std::to_string(max_msg_id_bytes));
   if (size > st.ctx.limits.max_message_bytes)
     return make_error_info(ec::message_too_large,
                            "message to \"" + msg.topic() + "\" has " +
                                std::to_string(size) + " bytes; the limit is " +
                                std::to_string(st.ctx.limits.max_message_bytes));
   return {};
-}
-
-// Finds the route of `topic` in the cache or among the job's lookups.
-const route_ref* find_route(session_state& st, publish_job& job,
-                            std::string_view name) {
-  if (auto* cached = st.routes.find(name))
-    return cached;
-  if (auto i = job.resolved.find(std::string{name}); i != job.resolved.end())
-    return &i->second;
-  return nullptr;
 }
 
 // Writes one result per published message.
@@ -103,6 +100,8 @@ void fill_results(const publish_job& job,
   for (auto& outcome : job.outcomes) {
     auto* result = out.Add();
     result->set_id(outcome.id);
+    if (outcome.duplicate)
+      result->set_duplicate(true);
     if (outcome.error) {
       auto* err = result->mutable_error();
       err->set_code(grpc_status_code(outcome.error.code));
@@ -131,6 +130,17 @@ error_info refusals_of(const publish_job& job) {
                              " messages refused; the first: " + first->text);
 }
 
+} // namespace
+
+const route_ref* find_route(session_state& st, publish_job& job,
+                            std::string_view name) {
+  if (auto* cached = st.routes.find(name))
+    return cached;
+  if (auto i = job.resolved.find(std::string{name}); i != job.resolved.end())
+    return &i->second;
+  return nullptr;
+}
+
 // Sends every destination its batch, in publish order, then confirms. A
 // delayed message goes to the groups as any other (they hold it apart) and,
 // for the fan-out subscriptions of its route, to the route's topic shard,
@@ -141,8 +151,13 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   std::unordered_map<caf::actor_addr, size_t> index;
   std::vector<group_share> shares;
   std::vector<delayed_share> delayed;
+  size_t duplicates = 0;
   for (size_t k = 0; k < job->accepted.size(); ++k) {
     auto& msg = job->accepted[k];
+    if (job->outcomes[job->positions[k]].duplicate) {
+      ++duplicates;
+      continue;
+    }
     auto* route = find_route(st, *job, msg->topic());
     if (route == nullptr) {
       auto failed = job->lookup_errors.find(std::string{msg->topic()});
@@ -183,14 +198,12 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   }
   for (auto& [dest, batch] : batches)
     self->send(dest, deliver_atom_v, std::move(batch));
-  st.stats.published += job->accepted.size();
+  st.stats.published += job->accepted.size() - duplicates;
   if (shares.empty() && delayed.empty())
     finish_publish(self, *job);
   else
     enqueue_later(self, std::move(job), std::move(shares), std::move(delayed));
 }
-
-} // namespace
 
 void cache_route(session_pointer self, const route_ref& route) {
   auto& st = self->state;
@@ -277,6 +290,9 @@ make_publish_job(session_state& st,
     if (outcome.error)
       continue;
     auto& msg = messages[i];
+    if (!msg.msg_id().empty())
+      job->dedup.emplace_back(static_cast<uint32_t>(job->accepted.size()),
+                              make_dedup_key(msg.topic(), msg.msg_id()));
     outcome.id = next_id++;
     job->accepted.push_back(message_record::make(
         outcome.id, accepted_at, msg.topic(), msg.payload(), msg.key(),
@@ -298,7 +314,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
         seen.insert(msg->topic()).second)
       missing.emplace_back(msg->topic());
   if (missing.empty()) {
-    route_and_confirm(self, job);
+    check_duplicates(self, job);
     return;
   }
   // Awaiting holds back every later message of this session, so that the
@@ -329,7 +345,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
               job->resolved.emplace(missing[i], std::move(routes[i]));
             }
             job->pending_lookups = 0;
-            route_and_confirm(self, job);
+            check_duplicates(self, job);
           },
           [self, job, missing](caf::error& err) {
             // The topics stay unresolved: their messages are refused below
@@ -337,7 +353,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
             for (auto& topic : missing)
               job->lookup_errors.emplace(topic, to_error_info(err));
             job->pending_lookups = 0;
-            route_and_confirm(self, job);
+            check_duplicates(self, job);
           });
 }
 

@@ -20,6 +20,7 @@ shard_topic* create_topic(topic_shard_pointer self, topic_seed& seed) {
   first->fanout = fanout_list::from_vector(seed.fanout);
   first->groups = std::move(seed.groups);
   first->shard = self->address();
+  first->dedup_window_ms = topic_dedup_window(st, first->groups);
   auto& topic = st.topics[seed.topic];
   topic.current = route_ref{std::move(first)};
   st.index.insert(seed.topic);
@@ -51,6 +52,9 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
   view.scheduled_fired = st.delayed.fired();
   view.scheduled_refused = st.delayed.refused();
   view.next_due_unix_ms = next_due_unix_ms(self);
+  view.duplicates = st.dedup->duplicates();
+  view.dedup_ids = st.dedup->size();
+  view.dedup_evicted = st.dedup->evicted();
   if (query.topic_pattern.empty())
     return view;
   std::vector<std::string> names;
@@ -73,11 +77,14 @@ shard_view describe_shard(topic_shard_pointer self, const stats_query& query) {
 topic_shard_actor::behavior_type
 topic_shard_impl(topic_shard_pointer self,
                  std::chrono::milliseconds idle_timeout,
-                 std::shared_ptr<topic_quota> quota, delayed_limits delayed) {
+                 std::shared_ptr<topic_quota> quota, delayed_limits delayed,
+                 dedup_config dedup) {
   auto& st = self->state;
   st.idle_timeout = idle_timeout;
   st.quota = std::move(quota);
   st.delayed = delayed_fanout{delayed.per_topic, std::move(delayed.quota)};
+  st.dedup_window = dedup.window;
+  st.dedup = std::make_unique<dedup_table>(dedup.max_ids);
   self->set_down_handler(
       [self](caf::down_msg& msg) { shard_forget_session(self, msg.source); });
   return {
@@ -128,8 +135,9 @@ topic_shard_impl(topic_shard_pointer self,
         shard_remove_target(self, pattern, target);
       },
       [self](add_group_atom, const std::string& pattern,
-             const group_actor& group) {
-        return shard_add_group(self, pattern, group);
+             const group_actor& group, uint64_t dedup_window_ms) {
+        return shard_add_group(self, pattern, group,
+                               std::chrono::milliseconds{dedup_window_ms});
       },
       [self](del_group_atom, const std::string& pattern,
              const group_actor& group) {
@@ -143,6 +151,10 @@ topic_shard_impl(topic_shard_pointer self,
         return shard_schedule(self, batch);
       },
       [self](due_atom) { shard_fire_due(self); },
+      [self](dedup_atom, dedup_query& query) {
+        return shard_dedup(self, query);
+      },
+      [self](dedup_tick_atom) { shard_dedup_tick(self); },
   };
 }
 

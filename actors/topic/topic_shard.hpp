@@ -36,6 +36,8 @@
 
 #include "actors/protocol.hpp"
 #include "actors/topic/delayed_fanout.hpp"
+#include "actors/topic/dedup_table.hpp"
+#include "config/broker_config.hpp"
 #include "routing/topic_tree.hpp"
 
 namespace tb {
@@ -141,6 +143,16 @@ struct topic_shard_state {
   delayed_fanout delayed{SIZE_MAX, nullptr};
   /// When its one due timer fires, if one is armed.
   std::optional<std::chrono::steady_clock::time_point> armed;
+  /// The window a topic's message ids are remembered for.
+  std::chrono::milliseconds dedup_window{120000};
+  /// The message ids of the shard's topics (made with the shard's share of
+  /// `dedup.max_ids`).
+  std::unique_ptr<dedup_table> dedup;
+  /// The de-duplication window of each group with one longer than
+  /// `dedup_window` (`add_group`), until `del_group`.
+  std::unordered_map<caf::actor_addr, std::chrono::milliseconds> group_windows;
+  /// True while a `dedup_tick` is due.
+  bool dedup_tick_scheduled = false;
 };
 
 /// The shard's handle type with its state.
@@ -172,10 +184,25 @@ struct delayed_limits {
 };
 
 /// Runs a topic shard whose idle topics live `idle_timeout`, counting its
-/// topics in `quota`, holding delayed fan-out messages within `delayed`.
-topic_shard_actor::behavior_type topic_shard_impl(
-    topic_shard_pointer self, std::chrono::milliseconds idle_timeout,
-    std::shared_ptr<topic_quota> quota, delayed_limits delayed = {});
+/// topics in `quota`, holding delayed fan-out messages within `delayed`; it
+/// remembers message ids for `dedup.window`, at most `dedup.max_ids` of them.
+topic_shard_actor::behavior_type
+topic_shard_impl(topic_shard_pointer self,
+                 std::chrono::milliseconds idle_timeout,
+                 std::shared_ptr<topic_quota> quota,
+                 delayed_limits delayed = {}, dedup_config dedup = {});
+
+/// Answers which messages of `query` are duplicates, remembering the others'
+/// ids (actors/topic/topic_shard_dedup.cpp).
+dedup_reply shard_dedup(topic_shard_pointer self, dedup_query& query);
+
+/// Returns the de-duplication window of a topic routing to `groups`, in
+/// milliseconds: the longest of the shard's window and the groups' windows.
+uint64_t topic_dedup_window(const topic_shard_state& st,
+                            const std::vector<group_actor>& groups);
+
+/// Forgets the message ids whose window ended and schedules the next tick.
+void shard_dedup_tick(topic_shard_pointer self);
 
 // -- internals shared by the shard's source files -----------------------------
 
@@ -220,11 +247,13 @@ shard_add_targets(topic_shard_pointer self,
 void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
                          const fanout_target& target);
 
-/// Adds `group` to every topic `pattern` matches; answers once every cacher
-/// of a changed route has it.
-caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
-                                          const std::string& pattern,
-                                          const group_actor& group);
+/// Adds `group`, whose topics remember message ids for `dedup_window` (0:
+/// the shard's window), to every topic `pattern` matches; answers once every
+/// cacher of a changed route has it.
+caf::result<caf::ok_atom>
+shard_add_group(topic_shard_pointer self, const std::string& pattern,
+                const group_actor& group,
+                std::chrono::milliseconds dedup_window = {});
 
 /// Removes `group` from every topic `pattern` matches.
 void shard_remove_group(topic_shard_pointer self, const std::string& pattern,

@@ -263,10 +263,13 @@ void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
   send_unconfirmed(self, pushes);
 }
 
-caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
-                                          const std::string& pattern,
-                                          const group_actor& group) {
+caf::result<caf::ok_atom>
+shard_add_group(topic_shard_pointer self, const std::string& pattern,
+                const group_actor& group,
+                std::chrono::milliseconds dedup_window) {
   auto& st = self->state;
+  if (dedup_window > st.dedup_window)
+    st.group_windows[group.address()] = dedup_window;
   auto promise = self->make_response_promise<caf::ok_atom>();
   auto remaining = std::make_shared<std::size_t>(1);
   std::function<void()> count_down = [promise, remaining]() mutable {
@@ -281,6 +284,7 @@ caf::result<caf::ok_atom> shard_add_group(topic_shard_pointer self,
       continue;
     auto next = next_version(topic->current);
     next->groups.push_back(group);
+    next->dedup_window_ms = topic_dedup_window(st, next->groups);
     install_route(*topic, std::move(next), pushes);
     update_idleness(self, *topic);
   }
@@ -301,9 +305,11 @@ void shard_remove_group(topic_shard_pointer self, const std::string& pattern,
       continue;
     auto next = next_version(topic->current);
     next->groups.erase(next->groups.begin() + (i - groups.begin()));
+    next->dedup_window_ms = topic_dedup_window(st, next->groups);
     install_route(*topic, std::move(next), pushes);
     update_idleness(self, *topic);
   }
+  st.group_windows.erase(group.address());
   send_unconfirmed(self, pushes);
 }
 

@@ -177,6 +177,8 @@ private:
                 const tinybroker::v1::PublishConfirm* confirm,
                 const grpc::Status& error);
   void fail_all_in_flight(lock& guard, const grpc::Status& error);
+  // Idempotent: puts the unconfirmed messages back ahead of the unsent.
+  void requeue_in_flight();
   void fail_unsent(lock& guard, const grpc::Status& error);
 
   // client_receive.cpp: the reader thread and the frames it gets.
@@ -218,6 +220,9 @@ private:
   client_stats stats_;
   uint64_t next_request_id_ = 0;
   uint64_t next_subscription_id_ = 0;
+  // Idempotent: msg_ids are this prefix (random per client) and a counter.
+  const std::string id_prefix_;
+  uint64_t next_msg_id_ = 0;
   grpc::Status final_status_;
   // The broker's limits.max_message_bytes from its Info reply (0: unknown,
   // nothing refused here); asked once, before the first stream.

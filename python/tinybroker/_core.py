@@ -12,6 +12,7 @@ of publishes (_publishing.py), and the reconnect decision and closing
 
 import contextlib
 import logging
+import secrets
 from typing import (Any, Callable, ContextManager, Dict, List, Mapping,
                     Optional, Tuple)
 
@@ -39,7 +40,8 @@ class Core(Subscribing, Closing, PublishQueue):
                  max_queued: int, close_timeout: float,
                  on_error: Optional[Callable[[BaseException], None]],
                  max_pending_publishes: int = 16384,
-                 publish_block: float = 10.0) -> None:
+                 publish_block: float = 10.0,
+                 idempotent: bool = False) -> None:
         #: The broker's HOST:PORT.
         self.server = settings.server
         self._settings = settings
@@ -72,6 +74,14 @@ class Core(Subscribing, Closing, PublishQueue):
         self._next_sub = 0
         # The broker's size limits, from its Info reply (_limits.py).
         self._limit_cache = LimitCache()
+        # Idempotent publishing (issue 28): msg_ids are this client's random
+        # prefix and a counter; unconfirmed frames are sent again after a
+        # reconnect (see _ended).
+        self._idempotent = idempotent
+        self._id_prefix = secrets.token_hex(8) + "-"
+        self._next_msg_id = 0
+        #: Messages queued again after a lost connection (idempotent).
+        self.republished = 0
 
     # -- what the subclasses provide -----------------------------------------
     # (and _room_freed, _closing_requested: see PublishQueue, Closing)
@@ -131,6 +141,17 @@ class Core(Subscribing, Closing, PublishQueue):
                 sub._on_disconnected()
             if self._state != "closed":
                 self._set_state("connecting")
+            if (self._idempotent and self._state != "closed"
+                    and not self._closing_requested()):
+                # Sent again, with the same msg_ids, once the stream is
+                # back (or failed if the client gives up): the broker
+                # confirms what it routed already as a duplicate.
+                again = [(rid, future.frame, future)
+                         for rid, future in sorted(pending.items())
+                         if getattr(future, "frame", None) is not None]
+                self._unsent[:0] = again
+                self.republished += sum(f.count for _, _, f in again)
+                pending = {}
         error = ConnectionLostError(
             f"the connection to {self.server} was lost before the confirm "
             f"({code.name}: {details}); the message may or may not be routed",

@@ -53,6 +53,9 @@ class PublishQueue:
     _closing_requested: Callable[[], bool]
     _next_request_id: Callable[[], int]
     _new_future: Callable[[], Any]
+    _idempotent: bool
+    _id_prefix: str
+    _next_msg_id: int
 
     def _room_freed(self) -> None:
         """Wakes the publishes waiting for room (under the guard)."""
@@ -81,6 +84,11 @@ class PublishQueue:
         (see _has_room; the caller waited for it up to publish_block);
         nothing is queued then."""
         futures = []
+        if self._idempotent:
+            for proto in protos:
+                if not proto.msg_id:
+                    self._next_msg_id += 1
+                    proto.msg_id = f"{self._id_prefix}{self._next_msg_id}"
         limits = self._limit_cache.known()
         check_sizes(protos, limits, self.server)
         with self._guard():
@@ -98,6 +106,8 @@ class PublishQueue:
                     messages=chunk, confirm=True))
                 future = self._new_future()
                 future.count = len(chunk)
+                if self._idempotent:  # kept to be sent again (_core._ended)
+                    future.frame = frame
                 self._pending_publishes += len(chunk)
                 future.add_done_callback(
                     lambda _, count=len(chunk): self._release(count))
@@ -165,13 +175,14 @@ class Publishing:
                 headers: Optional[Dict[str, str]] = None, key: str = "",
                 timeout: Optional[float] = 10.0, ttl: float = 0,
                 delay: float = 0, not_before: Any = None,
-                priority: int = 0) -> int:
-        """Publishes one message and returns its id once confirmed. Raises
+                priority: int = 0, msg_id: str = "") -> int:
+        """Publishes one message and returns its id once confirmed (with
+        `msg_id`, a duplicate's id is the first message's). Raises
         PublishError when the broker refused it. `ttl`, `delay`,
-        `not_before` and `priority` as in Message."""
+        `not_before`, `priority` and `msg_id` as in Message."""
         return self.publish_many(
             [Message(topic, payload, headers or {}, key, ttl, delay,
-                     not_before, priority)], timeout)[0]
+                     not_before, priority, msg_id)], timeout)[0]
 
 
 def _join_futures(futures: List[Future]) -> Future:
@@ -268,10 +279,11 @@ class AsyncPublishing:
                       headers: Optional[Dict[str, str]] = None, key: str = "",
                       timeout: Optional[float] = 10.0, ttl: float = 0,
                       delay: float = 0, not_before: Any = None,
-                      priority: int = 0) -> int:
-        """Publishes one message; its id, or PublishError. `ttl`, `delay`,
-        `not_before` and `priority` as in Message."""
+                      priority: int = 0, msg_id: str = "") -> int:
+        """Publishes one message; its id, or PublishError (with `msg_id`, a
+        duplicate's id is the first message's). `ttl`, `delay`, `not_before`,
+        `priority` and `msg_id` as in Message."""
         ids = await self.publish_many(
             [Message(topic, payload, headers or {}, key, ttl, delay,
-                     not_before, priority)], timeout)
+                     not_before, priority, msg_id)], timeout)
         return ids[0]

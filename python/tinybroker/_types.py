@@ -44,6 +44,10 @@ class Message:
     delay: float = 0
     not_before: "Optional[Union[float, datetime.datetime]]" = None
     priority: int = 0
+    #: Optional de-duplication id (at most 128 bytes): a second message with
+    #: it on the same topic within the broker's window is confirmed as a
+    #: duplicate and routed nowhere. Given by an idempotent client if empty.
+    msg_id: str = ""
 
     def to_proto(self, field: str = "message") -> "pb.Message":
         """Returns the wire form. Raises TypeError for a payload that is not
@@ -64,7 +68,8 @@ class Message:
             delay_ms=_check.millis(f"{field}.delay", self.delay),
             not_before_unix_ms=_check.unix_millis(f"{field}.not_before",
                                                   self.not_before),
-            priority=_check.priority(f"{field}.priority", self.priority))
+            priority=_check.priority(f"{field}.priority", self.priority),
+            msg_id=_check.text(f"{field}.msg_id", self.msg_id))
 
 
 #: What publish_many takes per message: a Message, or (topic, payload) or
@@ -102,6 +107,9 @@ class PublishResult:
     reason: str = ""
     #: The broker's sentence naming the problem, or "".
     message: str = ""
+    #: True when the broker had seen the message's msg_id on its topic
+    #: within its window (a retry): not routed again; `id` is the first's.
+    duplicate: bool = False
 
     @property
     def ok(self) -> bool:
@@ -112,7 +120,7 @@ class PublishResult:
     def from_proto(result: "pb.PublishResult") -> "PublishResult":
         """Returns the result of one wire PublishResult."""
         if not result.HasField("error"):
-            return PublishResult(result.id)
+            return PublishResult(result.id, duplicate=result.duplicate)
         e = result.error
         return PublishResult(result.id, code_from_number(e.code), e.reason,
                              e.message)

@@ -62,11 +62,12 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
                  close_timeout: float = 5.0, lazy: bool = False,
                  on_error: Optional[Callable[[BaseException], None]] = None,
                  max_pending_publishes: int = 16384,
-                 publish_block: float = 10.0) -> None:
+                 publish_block: float = 10.0,
+                 idempotent: bool = False) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
                          max_queued, close_timeout, on_error,
-                         max_pending_publishes, publish_block)
+                         max_pending_publishes, publish_block, idempotent)
         self._channel = make_aio_channel(settings)
         self._stub = pb_grpc.BrokerStub(self._channel)
         self._changed = asyncio.Event()

@@ -60,11 +60,12 @@ class Client(Core, Publishing, Admin, Requests):
                  close_timeout: float = 5.0, lazy: bool = False,
                  on_error: Optional[Callable[[BaseException], None]] = None,
                  max_pending_publishes: int = 16384,
-                 publish_block: float = 10.0) -> None:
+                 publish_block: float = 10.0,
+                 idempotent: bool = False) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
                          max_queued, close_timeout, on_error,
-                         max_pending_publishes, publish_block)
+                         max_pending_publishes, publish_block, idempotent)
         self._channel = make_channel(settings)
         self._stub = pb_grpc.BrokerStub(self._channel)
         self._lock = threading.Condition()  # reentrant
@@ -363,7 +364,12 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
     --sessions`/`--members` and log: it travels as the
     `tinybroker-client-name` metadata of every call. `options`:
     the Client's keywords (reconnect_max_attempts, max_queued, on_error,
-    max_pending_publishes, publish_block)."""
+    max_pending_publishes, publish_block, idempotent). With
+    `idempotent=True` every message gets a msg_id (unless it has one) and
+    the publishes unconfirmed when a connection is lost are sent again with
+    the same ids after the reconnect: the broker confirms a copy it already
+    routed as a duplicate (PublishResult.duplicate), so a lost connection
+    neither loses nor doubles a message (within the broker's window)."""
     settings = named(resolve(server, token=token, token_file=token_file,
                              ca=ca, cert=cert, key=key,
                              tls_server_name=tls_server_name), name)

@@ -173,6 +173,13 @@ TEST(config_loader, each_kind_of_error_names_key_line_and_expectation) {
        "t.toml:2:", "limits.max_message_bytes:", "expected a size > 0"},
       {"[observability]\nreflection = \"yes\"",
        "t.toml:2:", "observability.reflection:", "expected true or false"},
+      {"[dedup]\nwindow = \"0s\"",
+       "t.toml:2:", "dedup.window:", "expected a duration > 0"},
+      {"[dedup]\nmax_ids = 0", "t.toml:2:", "dedup.max_ids: got 0",
+       "expected an integer from 1"},
+      {"[dedup]\nwindows = \"1m\"", "t.toml:2:", "dedup.windows", "unknown"},
+      {"[groups.g]\npattern = \"a\"\ndedup_window = \"soon\"",
+       "t.toml:3:", "groups.g.dedup_window:", "duration"},
       {"[groups]\nauto_create = 1",
        "t.toml:2:", "groups.auto_create:", "expected true or false"},
       {"[groups.defaults]\novershoot = 1", "t.toml:2:",
@@ -403,6 +410,24 @@ TEST(config_loader, overflow_policy_names) {
   EXPECT_FALSE(from_string("Reject", x));
   EXPECT_EQ(x, tb::overflow_policy::drop_oldest);
   EXPECT_EQ(to_string(tb::overflow_policy::reject), "reject");
+}
+
+TEST(config_loader, dedup_window_and_max_ids) {
+  auto cfg = config_of("[dedup]\nwindow = \"10m\"\nmax_ids = 5000\n");
+  EXPECT_EQ(cfg.dedup.window, std::chrono::minutes(10));
+  EXPECT_EQ(cfg.dedup.max_ids, 5000u);
+  EXPECT_EQ(defaults().dedup.window, std::chrono::minutes(2));
+  EXPECT_EQ(defaults().dedup.max_ids, 1'000'000u);
+}
+
+TEST(config_loader, group_dedup_window_overrides_per_group) {
+  auto cfg = config_of("[groups.defaults]\ndedup_window = \"5m\"\n"
+                       "[groups.g]\npattern = \"a.>\"\n"
+                       "dedup_window = \"1h\"\n"
+                       "[groups.h]\npattern = \"b.>\"\n");
+  EXPECT_EQ(cfg.groups.at("g").dedup_window, std::chrono::hours(1));
+  EXPECT_EQ(cfg.groups.at("h").dedup_window, std::chrono::minutes(5));
+  EXPECT_EQ(defaults().group_defaults.dedup_window.count(), 0);
 }
 
 } // namespace

@@ -56,7 +56,9 @@ TEST_F(CliGroupsTest, CreateListAndDeleteAGroupWithJson) {
                           "--dead-letter",
                           "$dlq.elsewhere",
                           "--policy",
-                          "key_hash"});
+                          "key_hash",
+                          "--dedup-window",
+                          "1h"});
   ASSERT_EQ(code, 0) << out;
   auto created = parse_json(out);
   auto settings = created.fields().at("settings").struct_value().fields();
@@ -68,6 +70,7 @@ TEST_F(CliGroupsTest, CreateListAndDeleteAGroupWithJson) {
   EXPECT_EQ(settings["max_pending_bytes"].number_value(), 65536);
   EXPECT_EQ(settings["overflow"].string_value(), "drop_oldest");
   EXPECT_EQ(settings["dead_letter"].string_value(), "$dlq.elsewhere");
+  EXPECT_EQ(settings["dedup_window_ms"].number_value(), 3600000);
   EXPECT_EQ(settings["policy"].string_value(), "key_hash");
 
   std::tie(code, out) = cli({"pub", "custom.job", "x", "--count", "2"});
@@ -110,6 +113,7 @@ TEST_F(CliGroupsTest, CreateRefusesBadSettingsNamingThem) {
   for (auto& [flag, value] : std::vector<std::pair<std::string, std::string>>{
            {"--overflow", "sometimes"},
            {"--ack-wait", "forever"},
+           {"--dedup-window", "0s"},
            {"--max-pending-bytes", "1MB"},
            {"--max-deliveries", "-1"}}) {
     auto [code, out] =

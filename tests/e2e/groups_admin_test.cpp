@@ -117,6 +117,24 @@ TEST_F(GroupAdminTest, CreateGroupIsIdempotentButRefusesOtherSettings) {
   EXPECT_EQ(list_groups().size(), 1u);
 }
 
+TEST_F(GroupAdminTest, DedupWindowIsAGroupSettingBoundedLikeAckWait) {
+  auto settings = on("slow.>");
+  settings.set_dedup_window_ms(3600000);
+  ASSERT_TRUE(create_group("slow", settings).ok());
+  ASSERT_TRUE(create_group("plain", on("plain.>")).ok());
+  auto too_long = on("long.>");
+  too_long.set_dedup_window_ms(8760ull * 3600000 + 1);
+  auto refused = create_group("long", too_long);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("settings.dedup_window_ms"),
+            std::string::npos)
+      << refused.error_message();
+  auto groups = list_groups();
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].settings().dedup_window_ms(), 0u); // the broker's
+  EXPECT_EQ(groups[1].settings().dedup_window_ms(), 3600000u);
+}
+
 TEST_F(GroupAdminTest, ListGroupsShowsSettingsAndCounters) {
   auto settings = on("shown.>");
   settings.set_ack_wait_ms(1234);

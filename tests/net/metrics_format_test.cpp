@@ -43,6 +43,9 @@ pb::StatsReply sample_reply() {
   b.set_request_timeouts(54);
   b.set_late_replies(55);
   b.set_pending_requests(56);
+  b.set_duplicates(43);
+  b.set_dedup_ids(44);
+  b.set_dedup_evicted(45);
   b.set_sessions(5);
   b.set_topics(6);
   b.set_subscriptions(7);
@@ -114,6 +117,9 @@ TEST(metrics_format, broker_metrics_have_help_type_and_value) {
       {"tinybroker_requests_timed_out_total", "counter", "54"},
       {"tinybroker_late_replies_total", "counter", "55"},
       {"tinybroker_pending_requests", "gauge", "56"},
+      {"tinybroker_duplicates_total", "counter", "43"},
+      {"tinybroker_dedup_ids", "gauge", "44"},
+      {"tinybroker_dedup_evicted_total", "counter", "45"},
       {"tinybroker_sessions", "gauge", "5"},
       {"tinybroker_topics", "gauge", "6"},
       {"tinybroker_subscriptions", "gauge", "7"},
@@ -160,9 +166,10 @@ TEST(metrics_format, every_family_has_one_help_and_one_type_before_samples) {
   }
   EXPECT_EQ(helped, typed);
   EXPECT_EQ(helped.size(),
-            16u + 4u + 6u + 1u + 17u + 2u); // broker (+4 of issue 29's
-                                            // fan-out, +6 requests),
-                                            // histogram, groups, auth
+            16u + 4u + 6u + 3u + 1u + 17u + 2u); // broker (+4 of issue 29's
+                                                 // fan-out, +6 requests,
+                                                 // +3 dedup), histogram,
+                                                 // groups, auth
 }
 
 TEST(metrics_format, latency_histogram_is_cumulative_with_inf_sum_and_count) {

@@ -35,7 +35,10 @@ std::string describe_settings(const pb::GroupInfo& info) {
          " max_pending_messages=" + std::to_string(s.max_pending_messages()) +
          " max_pending_bytes=" + format_size(s.max_pending_bytes()) +
          " overflow=" + overflow_name(s.overflow()) +
-         " dead_letter=" + dead_letter + " policy=" + s.policy();
+         " dead_letter=" + dead_letter + " policy=" + s.policy() +
+         (s.dedup_window_ms() == 0
+              ? std::string{}
+              : " dedup_window=" + format_duration(s.dedup_window_ms()));
 }
 
 // Returns a client context whose deadline is the timeout from now.
@@ -164,6 +167,18 @@ command add_create(CLI::App& groups, const connection_options& opts) {
            s.set_ack_wait_ms(static_cast<uint32_t>(ms));
          },
          "redeliver what is not answered within this long (default 30s)")
+      ->type_name("DURATION");
+  cmd->add_option_function<std::string>(
+         "--dedup-window",
+         [&s](const std::string& v) {
+           auto ms = parse_duration_flag("--dedup-window", v).count();
+           if (ms <= 0 || ms > int64_t{8760} * 3600 * 1000)
+             throw CLI::ValidationError("--dedup-window",
+                                        "must be from 1ms to 8760h");
+           s.set_dedup_window_ms(static_cast<uint64_t>(ms));
+         },
+         "remember msg_ids on the group's topics at least this long "
+         "(default: the broker's [dedup] window)")
       ->type_name("DURATION");
   cmd->add_option_function<uint32_t>(
       "--max-deliveries",

@@ -32,6 +32,7 @@ struct pub_options {
   uint64_t count = 1;
   std::vector<std::string> headers;
   std::string key;
+  std::string msg_id;
   std::size_t batch = 256;
   // Issue 29: time to live, delay, priority (0-9).
   std::chrono::milliseconds ttl{0};
@@ -87,8 +88,14 @@ private:
             .close_object();
       } else {
         out.number("id", result.id());
+        if (result.duplicate())
+          out.boolean("duplicate", true);
       }
       std::cout << out.close_object().str() << '\n';
+    } else if (result.duplicate()) {
+      std::cout << "duplicate of #" << result.id() << " on " << msg.topic
+                << ": msg_id " << msg.msg_id
+                << " was seen within the broker's window; not routed again\n";
     } else if (!result.has_error()) {
       std::cout << "published #" << result.id() << " to " << msg.topic << '\n';
     }
@@ -122,6 +129,11 @@ client::outgoing_message make_message(const pub_options& opts,
        numbered && pos != std::string::npos;
        pos = msg.payload.find(placeholder, pos + number.size()))
     msg.payload.replace(pos, placeholder.size(), number);
+  // The id's {{n}} always becomes the number: one id per message.
+  msg.msg_id = opts.msg_id;
+  for (auto pos = msg.msg_id.find(placeholder); pos != std::string::npos;
+       pos = msg.msg_id.find(placeholder, pos + number.size()))
+    msg.msg_id.replace(pos, placeholder.size(), number);
   for (auto& header : opts.headers) {
     auto eq = header.find('=');
     msg.headers[header.substr(0, eq)] = header.substr(eq + 1);
@@ -182,6 +194,7 @@ int run_pub(const pub_options& opts, bool data_given,
             const connection_options& conn_opts) {
   require_utf8("topic", opts.topic);
   require_utf8("--key", opts.key);
+  require_utf8("--msg-id", opts.msg_id);
   for (auto& header : opts.headers) {
     if (header.find('=') == std::string::npos || header.front() == '=')
       throw cli_failure(exit_usage, "--header: got \"" + header +
@@ -246,6 +259,11 @@ command add_pub_command(CLI::App& app, const connection_options& conn_opts) {
                   "0 (default) to 9: a group delivers higher priorities "
                   "first")
       ->check(CLI::Range(0u, 9u));
+  cmd->add_option("--msg-id", opts->msg_id,
+                  "de-duplication id (at most 128 bytes; {{n}} becomes the "
+                  "message's number): a message whose id the broker saw on "
+                  "the topic within its window is confirmed as a duplicate "
+                  "and not routed");
   cmd->add_option("--batch", opts->batch,
                   "most messages per publish call (default 256)")
       ->check(CLI::Range(std::size_t{1}, max_batch));

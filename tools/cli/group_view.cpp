@@ -31,6 +31,7 @@ void write_settings(json_writer& out, const pb::GroupSettings& s) {
       .text("on_expiry",
             s.on_expiry() == pb::EXPIRY_DROP ? "drop" : "dead_letter")
       .number("max_priority", s.max_priority())
+      .number("dedup_window_ms", s.dedup_window_ms())
       .close_object();
 }
 

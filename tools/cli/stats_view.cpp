@@ -46,6 +46,13 @@ void print_totals(std::ostream& out, const pb::BrokerCounters& b,
         << b.replies() << ", no responders " << b.no_responders()
         << ", timed out " << b.request_timeouts() << ", late replies "
         << b.late_replies() << ", waiting " << b.pending_requests() << '\n';
+  if (b.duplicates() + b.dedup_ids() + b.dedup_evicted() != 0) {
+    out << label("dedup") << "duplicates " << b.duplicates()
+        << ", ids remembered " << b.dedup_ids();
+    if (b.dedup_evicted() != 0)
+      out << ", forgotten early " << b.dedup_evicted();
+    out << '\n';
+  }
   out << label("clients") << "sessions " << b.sessions() << ", subscriptions "
       << b.subscriptions() << ", topics " << b.topics() << ", groups "
       << b.groups() << '\n';

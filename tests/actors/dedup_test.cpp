@@ -1,0 +1,210 @@
+// Tests of idempotent publish (issue 28): a message whose msg_id was seen on
+// its topic within the window is confirmed as a duplicate, with the first
+// message's id, and routed nowhere; the window ends by time (one timer per
+// shard, simulated here) and by count.
+
+#include <string>
+#include <vector>
+
+#include "actors/topic/dedup_table.hpp"
+#include "tests/actors/group_fixture.hpp"
+
+namespace tb::test {
+namespace {
+
+using kind = pb::ServerFrame::KindCase;
+
+constexpr std::chrono::milliseconds window = 10s;
+
+/// One shard, a 10 s window, at most 4 ids remembered.
+class Dedup : public group_test {
+protected:
+  Dedup()
+      : group_test([](tb::router_settings& settings) {
+          settings.topic_shards = 1;
+          settings.dedup.window = window;
+          settings.dedup.max_ids = 4;
+        }) {
+    // nop
+  }
+
+  /// Returns a message to `topic` with `payload` and `msg_id`.
+  static pb::Message with_id(std::string topic, std::string payload,
+                             std::string msg_id) {
+    auto msg = make_message(std::move(topic), std::move(payload));
+    msg.set_msg_id(std::move(msg_id));
+    return msg;
+  }
+
+  /// Publishes `messages` from `session` with a confirm, runs, and returns
+  /// the confirm's results.
+  std::vector<pb::PublishResult>
+  publish_all(const test_session& session, std::vector<pb::Message> messages) {
+    auto before = session.sink->of_kind(kind::kPublishConfirm).size();
+    send_frame(session, publish_frame(next_request_id(), std::move(messages)));
+    run();
+    auto confirms = session.sink->of_kind(kind::kPublishConfirm);
+    EXPECT_EQ(confirms.size(), before + 1) << "no confirm";
+    if (confirms.size() != before + 1)
+      return {};
+    auto& results = confirms.back().publish_confirm().results();
+    return {results.begin(), results.end()};
+  }
+
+  /// Publishes one message with `msg_id` and returns its result.
+  pb::PublishResult publish_id(const test_session& session,
+                               const std::string& topic,
+                               const std::string& payload,
+                               const std::string& msg_id) {
+    auto results = publish_all(session, {with_id(topic, payload, msg_id)});
+    return results.empty() ? pb::PublishResult{} : results.front();
+  }
+
+  /// Returns the shard's counters.
+  tb::shard_view shard_stats() {
+    auto shard = deref<tb::router_state>(router).shards.at(0);
+    return query<tb::shard_view>(shard, tb::stats_atom_v, tb::stats_query{});
+  }
+};
+
+TEST_F(Dedup, SecondMessageWithTheSameIdIsConfirmedAsDuplicateAndNotRouted) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto first = publish_id(pub, "orders.1", "first", "id-1");
+  EXPECT_FALSE(first.duplicate());
+  EXPECT_FALSE(first.has_error());
+  EXPECT_GT(first.id(), 0u);
+  auto second = publish_id(pub, "orders.1", "second", "id-1");
+  EXPECT_TRUE(second.duplicate());
+  EXPECT_FALSE(second.has_error());
+  EXPECT_EQ(second.id(), first.id()); // the first message's id
+  EXPECT_EQ(sub.sink->payloads(), (std::vector<std::string>{"first"}));
+  EXPECT_EQ(stats(pub).published, 1u);
+  auto view = shard_stats();
+  EXPECT_EQ(view.duplicates, 1u);
+  EXPECT_EQ(view.dedup_ids, 1u);
+}
+
+TEST_F(Dedup, AnotherSessionSeesTheSameWindow) {
+  // A client that reconnects publishes through a new session.
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto before = spawn_session();
+  publish_id(before, "orders.1", "first", "id-1");
+  auto after = spawn_session();
+  EXPECT_TRUE(publish_id(after, "orders.1", "retry", "id-1").duplicate());
+  EXPECT_EQ(sub.sink->payloads(), (std::vector<std::string>{"first"}));
+}
+
+TEST_F(Dedup, IdsAreScopedByTopicAndMessagesWithoutIdAreNeverDuplicates) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  publish_id(pub, "orders.1", "a", "id-1");
+  EXPECT_FALSE(publish_id(pub, "orders.2", "b", "id-1").duplicate());
+  publish(pub, "orders.1", 2, "plain");
+  EXPECT_EQ(sub.sink->payloads(),
+            (std::vector<std::string>{"a", "b", "plain0", "plain1"}));
+}
+
+TEST_F(Dedup, DuplicateWithinOneBatchKeepsTheFirstAndOrder) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto results = publish_all(
+      pub, {with_id("orders.1", "a", "x"), make_message("orders.2", "plain"),
+            with_id("orders.1", "again", "x"), with_id("orders.2", "b", "y")});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_FALSE(results[0].duplicate());
+  EXPECT_FALSE(results[1].duplicate());
+  EXPECT_TRUE(results[2].duplicate());
+  EXPECT_EQ(results[2].id(), results[0].id());
+  EXPECT_FALSE(results[3].duplicate());
+  EXPECT_EQ(sub.sink->payloads(),
+            (std::vector<std::string>{"a", "plain", "b"}));
+}
+
+TEST_F(Dedup, WindowEndsByTimeWithOneTimerPerShard) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  publish_id(pub, "orders.1", "first", "id-1");
+  advance(window - 1ms);
+  EXPECT_TRUE(publish_id(pub, "orders.1", "late", "id-1").duplicate());
+  advance(1ms); // the window of id-1 ended
+  EXPECT_EQ(shard_stats().dedup_ids, 0u);
+  EXPECT_FALSE(publish_id(pub, "orders.1", "after", "id-1").duplicate());
+  EXPECT_EQ(sub.sink->payloads(), (std::vector<std::string>{"first", "after"}));
+  // One tick per shard, not one timer per id: the shard has one pending.
+  auto shard = deref<tb::router_state>(router).shards.at(0);
+  EXPECT_TRUE(deref<tb::topic_shard_state>(shard).dedup_tick_scheduled);
+}
+
+TEST_F(Dedup, WindowEndsByCountOldestFirst) {
+  auto pub = spawn_session();
+  for (auto id : {"a", "b", "c", "d", "e"}) // max_ids is 4: a goes
+    EXPECT_FALSE(publish_id(pub, "orders.1", id, id).duplicate());
+  EXPECT_FALSE(publish_id(pub, "orders.1", "a2", "a").duplicate());
+  EXPECT_TRUE(publish_id(pub, "orders.1", "e2", "e").duplicate());
+  auto view = shard_stats();
+  EXPECT_EQ(view.dedup_ids, 4u);
+  EXPECT_EQ(view.dedup_evicted, 2u); // a, then b for a's return
+}
+
+TEST_F(Dedup, DuplicatesAreNotHeldByGroups) {
+  create_group("workers", group_settings("jobs.>"));
+  auto pub = spawn_session();
+  publish_id(pub, "jobs.1", "first", "job-1");
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "again", "job-1").duplicate());
+  EXPECT_EQ(counters("workers").received, 1u);
+}
+
+TEST_F(Dedup, GroupWithALongerWindowKeepsItsTopicsIdsLonger) {
+  auto settings = group_settings("jobs.>");
+  settings.dedup_window = 3 * window;
+  create_group("slow", settings);
+  auto pub = spawn_session();
+  publish_id(pub, "jobs.1", "first", "job-1");
+  publish_id(pub, "orders.1", "plain", "job-1"); // no group: the broker's
+  advance(window);                               // the broker's window ended
+  EXPECT_FALSE(publish_id(pub, "orders.1", "again", "job-1").duplicate());
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "retry", "job-1").duplicate());
+  advance(2 * window - 1ms);
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "late", "job-1").duplicate());
+  advance(1ms); // the group's window ended
+  EXPECT_FALSE(publish_id(pub, "jobs.1", "after", "job-1").duplicate());
+  EXPECT_EQ(counters("slow").received, 2u);
+}
+
+TEST_F(Dedup, GroupWithAShorterWindowDoesNotShortenTheBrokers) {
+  auto settings = group_settings("jobs.>");
+  settings.dedup_window = window / 2;
+  create_group("quick", settings);
+  auto pub = spawn_session();
+  publish_id(pub, "jobs.1", "first", "job-1");
+  advance(window - 1ms);
+  EXPECT_TRUE(publish_id(pub, "jobs.1", "retry", "job-1").duplicate());
+}
+
+TEST_F(Dedup, MsgIdOverTheLimitIsRefusedNamingIt) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto result = publish_id(pub, "orders.1", "x",
+                           std::string(tb::max_msg_id_bytes + 1, 'k'));
+  ASSERT_TRUE(result.has_error());
+  EXPECT_EQ(result.error().code(), 3); // INVALID_ARGUMENT
+  EXPECT_NE(result.error().message().find("msg_id"), std::string::npos);
+  EXPECT_NE(result.error().message().find("129 bytes; the limit is 128"),
+            std::string::npos)
+      << result.error().message();
+  EXPECT_TRUE(sub.sink->payloads().empty());
+  // At the limit it is accepted.
+  EXPECT_FALSE(
+      publish_id(pub, "orders.1", "y", std::string(tb::max_msg_id_bytes, 'k'))
+          .has_error());
+}
+
+} // namespace
+} // namespace tb::test
