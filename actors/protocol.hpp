@@ -1,6 +1,9 @@
-// The one place for tinybroker's atoms, message types and actor interfaces.
+// The one place for tinybroker's atoms, message types and actor interfaces:
+// this header and the ones it includes for them (actors/atoms.hpp for the
+// atoms; group_types, stats_types, request_types and dedup_types for the
+// structs of their feature). Every type ID is given here.
 //
-// Every type that travels between actors is declared here, has an
+// Every type that travels between actors is declared in that set, has an
 // `inspect()` overload and a type ID in the `tinybroker` block, so that
 // actors could later live on other nodes through CAF's network layer. The
 // only exceptions are the two bridge types at the end (`client_frame_ptr`,
@@ -25,114 +28,14 @@
 #include <caf/typed_actor.hpp>
 #include <caf/typed_event_based_actor.hpp>
 
+#include "actors/atoms.hpp"
+#include "actors/dedup_types.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
 #include "actors/stats_types.hpp"
 #include "auth/access_grant.hpp"
 #include "routing/error.hpp"
 #include "routing/shared_chunks.hpp"
-
-// -- atoms --------------------------------------------------------------------
-
-/// Session -> router: give me the routes of these topics (creating them).
-CAF_ADD_ATOM(tinybroker, tb, resolve_atom, "resolve")
-/// Router -> topic shard: a session caches these routes; answer with them.
-CAF_ADD_ATOM(tinybroker, tb, attach_atom, "attach")
-/// Session -> router -> topic shard: a session no longer caches a route.
-CAF_ADD_ATOM(tinybroker, tb, detach_atom, "detach")
-/// Session -> router: add fan-out subscriptions (one Subscribe frame's, or a
-/// SubscribeBatch's).
-CAF_ADD_ATOM(tinybroker, tb, sub_atom, "sub")
-/// Session -> router: remove a fan-out subscription.
-CAF_ADD_ATOM(tinybroker, tb, unsub_atom, "unsub")
-/// Router -> topic shard: route the topics each pattern matches to one more
-/// subscription.
-CAF_ADD_ATOM(tinybroker, tb, add_dest_atom, "add_dest")
-/// Router -> topic shard: stop routing to a subscription.
-CAF_ADD_ATOM(tinybroker, tb, del_dest_atom, "del_dest")
-/// Topic shard -> session: a new route for a cached topic.
-CAF_ADD_ATOM(tinybroker, tb, route_atom, "route")
-/// Timer messages an actor sends itself.
-CAF_ADD_ATOM(tinybroker, tb, tick_atom, "tick")
-/// Publisher session -> subscriber session: a batch of fan-out deliveries.
-CAF_ADD_ATOM(tinybroker, tb, deliver_atom, "deliver")
-/// Bridge -> session: a client frame was read.
-CAF_ADD_ATOM(tinybroker, tb, frame_atom, "frame")
-/// Bridge -> session: the stream can take the next frame.
-CAF_ADD_ATOM(tinybroker, tb, writable_atom, "writable")
-/// Bridge -> session: the client stopped sending or the stream ended.
-CAF_ADD_ATOM(tinybroker, tb, closed_atom, "closed")
-/// Service -> publisher session: a unary Publish call.
-CAF_ADD_ATOM(tinybroker, tb, unary_atom, "unary")
-/// Anyone -> actor: report your counters.
-CAF_ADD_ATOM(tinybroker, tb, stats_atom, "stats")
-
-/// Publisher session -> group: hold these messages.
-CAF_ADD_ATOM(tinybroker, tb, enqueue_atom, "enqueue")
-/// Session -> router -> group: add a member.
-CAF_ADD_ATOM(tinybroker, tb, join_atom, "join")
-/// Session -> group: a member unsubscribed (it may still answer).
-CAF_ADD_ATOM(tinybroker, tb, leave_atom, "leave")
-/// Session -> group: these deliveries are done.
-CAF_ADD_ATOM(tinybroker, tb, ack_atom, "ack")
-/// Session -> group: redeliver these (after a delay).
-CAF_ADD_ATOM(tinybroker, tb, nack_atom, "nack")
-/// Session -> group: dead-letter these at once.
-CAF_ADD_ATOM(tinybroker, tb, reject_atom, "reject")
-/// Session -> group: still working on these; push their deadlines back.
-CAF_ADD_ATOM(tinybroker, tb, progress_atom, "progress")
-/// Group -> session: these deliveries went to another attempt.
-CAF_ADD_ATOM(tinybroker, tb, expired_atom, "expired")
-/// Group -> session: deliveries for group members.
-CAF_ADD_ATOM(tinybroker, tb, gdeliver_atom, "gdeliver")
-/// Ending session -> router: my final counters, for the broker totals.
-CAF_ADD_ATOM(tinybroker, tb, retire_atom, "retire")
-/// Extension actor -> router: list me in the Stats view.
-CAF_ADD_ATOM(tinybroker, tb, observe_atom, "observe")
-/// Group -> session: your membership ended (the group was deleted).
-CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
-/// Service -> router: create a group.
-CAF_ADD_ATOM(tinybroker, tb, create_atom, "create")
-/// Service -> router -> group: delete a group.
-CAF_ADD_ATOM(tinybroker, tb, delete_atom, "delete")
-/// Service -> router -> group: drop a group's pending messages (those not in
-/// flight); answered with how many it dropped.
-CAF_ADD_ATOM(tinybroker, tb, purge_atom, "purge")
-/// Service -> router: list the groups.
-CAF_ADD_ATOM(tinybroker, tb, list_atom, "list")
-/// Group -> publisher session: publish this dead letter.
-CAF_ADD_ATOM(tinybroker, tb, dlq_atom, "dlq")
-/// Router -> topic shard: route the topics a pattern matches to a group.
-CAF_ADD_ATOM(tinybroker, tb, add_group_atom, "add_group")
-/// Router -> topic shard: stop routing to a group.
-CAF_ADD_ATOM(tinybroker, tb, del_group_atom, "del_group")
-/// Timer of an actor's rate-limited log lines: report what was suppressed.
-CAF_ADD_ATOM(tinybroker, tb, log_tick_atom, "log_tick")
-/// gRPC side -> log actor: a call or stream was refused (net/log_actor.hpp).
-CAF_ADD_ATOM(tinybroker, tb, refused_atom, "refused")
-/// gRPC side -> session: its token's permissions changed (a reload).
-CAF_ADD_ATOM(tinybroker, tb, auth_atom, "auth")
-/// Publisher session -> topic shard: hold these delayed fan-out messages.
-CAF_ADD_ATOM(tinybroker, tb, schedule_atom, "schedule")
-/// Topic shard -> itself: delayed fan-out messages fall due.
-CAF_ADD_ATOM(tinybroker, tb, due_atom, "due")
-
-/// Caller session -> group: hold this request as one delivery.
-CAF_ADD_ATOM(tinybroker, tb, request_atom, "request")
-/// Caller session -> responder session: a request for a subscription.
-CAF_ADD_ATOM(tinybroker, tb, rdeliver_atom, "rdeliver")
-/// Responder session -> caller session: the reply to a request.
-CAF_ADD_ATOM(tinybroker, tb, reply_atom, "reply")
-/// Session -> itself: a request's timeout may have passed.
-CAF_ADD_ATOM(tinybroker, tb, rtimeout_atom, "rtimeout")
-/// Caller session -> router: the group that answers a request to a topic.
-CAF_ADD_ATOM(tinybroker, tb, find_atom, "find")
-/// Service -> unary session: a unary Request call.
-CAF_ADD_ATOM(tinybroker, tb, unary_req_atom, "unary_req")
-/// Session -> topic shard: which of these messages' ids were seen already?
-CAF_ADD_ATOM(tinybroker, tb, dedup_atom, "dedup")
-/// Timer of a topic shard: forget the message ids whose window ended.
-CAF_ADD_ATOM(tinybroker, tb, dedup_tick_atom, "dedup_tick")
 
 namespace tinybroker::v1 {
 class ClientFrame;
@@ -358,40 +261,6 @@ struct delayed_batch {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, delayed_batch& x) {
   return f(caf::meta::type_name("delayed_batch"), x.items);
-}
-
-/// A session's question to a topic shard: were these messages' ids seen on
-/// their topics within the window? Each message as the 128-bit hash of its
-/// topic and msg_id (`make_dedup_key`, actors/topic/dedup_table.hpp) and
-/// the id the broker gave it.
-struct dedup_query {
-  /// Two words per message: the halves of its key.
-  std::vector<uint64_t> keys;
-  /// The broker id of each message.
-  std::vector<uint64_t> ids;
-  /// The window of each message's topic in milliseconds (`route`'s); a
-  /// message without one (or 0) gets the shard's window.
-  std::vector<uint64_t> windows_ms;
-};
-
-/// @relates dedup_query
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, dedup_query& x) {
-  return f(caf::meta::type_name("dedup_query"), x.keys, x.ids, x.windows_ms);
-}
-
-/// A topic shard's answer to a `dedup_query`: the duplicates.
-struct dedup_reply {
-  /// The positions of the duplicates in the query, ascending.
-  std::vector<uint32_t> positions;
-  /// For each, the broker id of the first message with its msg_id.
-  std::vector<uint64_t> first_ids;
-};
-
-/// @relates dedup_reply
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, dedup_reply& x) {
-  return f(caf::meta::type_name("dedup_reply"), x.positions, x.first_ids);
 }
 
 /// Owns the routes of the topics whose names hash to it, and pushes each

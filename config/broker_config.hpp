@@ -333,8 +333,7 @@ inline bool operator==(const broker_config& x, const broker_config& y) {
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
                   y.reflection, y.metrics, y.console, y.worker_threads,
                   y.scheduler, y.limits, y.dedup, y.auto_create_groups,
-                  y.group_defaults,
-                  y.groups, y.tls, y.auth, y.source);
+                  y.group_defaults, y.groups, y.tls, y.auth, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

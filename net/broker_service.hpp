@@ -30,10 +30,14 @@ using broker_callback_service =
                 tinybroker::v1::Broker::WithCallbackMethod_CreateGroup<
                     tinybroker::v1::Broker::WithCallbackMethod_DeleteGroup<
                         tinybroker::v1::Broker::WithCallbackMethod_PurgeGroup<
-                        tinybroker::v1::Broker::WithCallbackMethod_ListGroups<
-                            tinybroker::v1::Broker::WithCallbackMethod_Stats<
-                                tinybroker::v1::Broker::WithCallbackMethod_Info<
-                                    tinybroker::v1::Broker::Service>>>>>>>>>;
+                            tinybroker::v1::Broker::
+                                WithCallbackMethod_ListGroups<
+                                    tinybroker::v1::Broker::
+                                        WithCallbackMethod_Stats<
+                                            tinybroker::v1::Broker::
+                                                WithCallbackMethod_Info<
+                                                    tinybroker::v1::Broker::
+                                                        Service>>>>>>>>>;
 
 /// Serves the Broker service: each Session stream gets a reactor and a
 /// session actor; unary Publish calls go to a small pool of publisher actors.

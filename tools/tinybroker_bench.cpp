@@ -198,11 +198,26 @@ int main(int argc, char** argv) {
                      tb::client::server_env + "; default " +
                      tb::client::default_server + ")");
   app.add_option("--scenario", cfg.scenario, "the scenario")
-      ->check(CLI::IsMember({"fanout", "queue", "s1", "s2", "s3", "s4", "s5",
-                             "idle", "held", "topics-new", "subscribe-rate",
-                             "subscribe-one-topic", "subscribe-wildcard",
-                             "expiry", "topic-memory", "timers", "delay", "ttl",
-                             "priority", "request"}));
+      ->check(CLI::IsMember({"fanout",
+                             "queue",
+                             "s1",
+                             "s2",
+                             "s3",
+                             "s4",
+                             "s5",
+                             "idle",
+                             "held",
+                             "topics-new",
+                             "subscribe-rate",
+                             "subscribe-one-topic",
+                             "subscribe-wildcard",
+                             "expiry",
+                             "topic-memory",
+                             "timers",
+                             "delay",
+                             "ttl",
+                             "priority",
+                             "request"}));
   auto* messages =
       app.add_option("--messages", cfg.messages,
                      "messages to publish in total (N; s4: rate x 10)")

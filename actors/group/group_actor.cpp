@@ -55,6 +55,8 @@ uint64_t pick_member(group_pointer self, const group_ledger::held& held,
   return 0;
 }
 
+} // namespace
+
 // Hands held messages to the members the policy picks, one batch per
 // member, while some member has credit. Messages the policy holds back keep
 // their place at the head of the queue, in order.
@@ -102,6 +104,8 @@ void dispatch(group_pointer self) {
                std::move(batch));
   schedule_wake(self);
 }
+
+namespace {
 
 // Stops new deliveries to the member `key` and tells the policy.
 void deactivate(group_pointer self, uint64_t key) {
@@ -264,40 +268,6 @@ caf::ok_atom join(group_pointer self, session_actor session, member_spec spec) {
 }
 
 } // namespace
-
-enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
-  auto& st = self->state;
-  enqueue_reply reply;
-  for (uint32_t i = 0; i < msgs.size(); ++i) {
-    auto size = msgs[i]->size_bytes();
-    auto full = [&] {
-      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
-             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
-    };
-    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
-      while (full() && st.ledger.drop_oldest_pending())
-        ++st.counters.dropped;
-    if (full()) {
-      reply.refused.push_back(i);
-      ++st.counters.refused;
-      continue;
-    }
-    ++st.counters.received;
-    hold_new(self, std::move(msgs[i]));
-  }
-  if (msgs.size() > reply.refused.size())
-    st.received_rate.add(msgs.size() - reply.refused.size(), now(self));
-  if (!reply.refused.empty())
-    reply.reason = "group \"" + st.group + "\" is full (" +
-                   std::to_string(st.ledger.held_messages()) + " messages, " +
-                   std::to_string(st.ledger.held_bytes()) +
-                   " bytes held; max_pending_messages " +
-                   std::to_string(st.settings.max_pending_messages) +
-                   ", max_pending_bytes " +
-                   std::to_string(st.settings.max_pending_bytes) + ")";
-  dispatch(self);
-  return reply;
-}
 
 group_actor::behavior_type group_actor_impl(group_pointer self,
                                             std::string name,

@@ -221,6 +221,10 @@ uint64_t purge_pending(group_pointer self);
 /// group's bounds; dispatches.
 enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs);
 
+/// Hands held messages to the members the policy picks, one batch per
+/// member, while some member has credit (actors/group/group_actor.cpp).
+void dispatch(group_pointer self);
+
 /// Holds the request `msg` as one message, its reply going to `target`:
 /// NO_RESPONDERS when the group has no active member, RESOURCE_EXHAUSTED
 /// when it is full (actors/group/group_requests.cpp).

@@ -2,9 +2,11 @@
 // that wait past their TTL or the group's max_age. Both fold into the
 // group's one wake-up (actors/group/group_stalls.cpp): the ledger's
 // `next_due` includes the earliest due time and the earliest expiry of a
-// level's front.
+// level's front. New messages enter here too (`enqueue`).
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "actors/group/group_actor.hpp"
 
@@ -66,6 +68,41 @@ void release_due(group_pointer self) {
   st.ledger.release_scheduled(now, schedule_slice);
   for (auto& held : st.ledger.take_expired(now, schedule_slice))
     expire(self, held);
+}
+
+enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
+  auto& st = self->state;
+  enqueue_reply reply;
+  for (uint32_t i = 0; i < msgs.size(); ++i) {
+    auto size = msgs[i]->size_bytes();
+    auto full = [&] {
+      return st.ledger.held_messages() >= st.settings.max_pending_messages ||
+             st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
+    };
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
+      while (full() && st.ledger.drop_oldest_pending())
+        ++st.counters.dropped;
+    if (full()) {
+      reply.refused.push_back(i);
+      ++st.counters.refused;
+      continue;
+    }
+    ++st.counters.received;
+    hold_new(self, std::move(msgs[i]));
+  }
+  if (msgs.size() > reply.refused.size())
+    st.received_rate.add(msgs.size() - reply.refused.size(),
+                         self->clock().now());
+  if (!reply.refused.empty())
+    reply.reason = "group \"" + st.group + "\" is full (" +
+                   std::to_string(st.ledger.held_messages()) + " messages, " +
+                   std::to_string(st.ledger.held_bytes()) +
+                   " bytes held; max_pending_messages " +
+                   std::to_string(st.settings.max_pending_messages) +
+                   ", max_pending_bytes " +
+                   std::to_string(st.settings.max_pending_bytes) + ")";
+  dispatch(self);
+  return reply;
 }
 
 } // namespace tb

@@ -209,9 +209,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   shard_dedup.max_ids =
       (settings.dedup.max_ids + shard_count - 1) / shard_count;
   for (std::size_t i = 0; i < shard_count; ++i) {
-    auto shard = self->spawn<caf::linked>(topic_shard_impl,
-                                          settings.topic_idle_timeout, st.quota,
-                                          delayed, shard_dedup);
+    auto shard =
+        self->spawn<caf::linked>(topic_shard_impl, settings.topic_idle_timeout,
+                                 st.quota, delayed, shard_dedup);
     st.linked_children.insert(shard.address());
     st.shards.push_back(std::move(shard));
   }

@@ -35,8 +35,8 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/protocol.hpp"
-#include "actors/topic/delayed_fanout.hpp"
 #include "actors/topic/dedup_table.hpp"
+#include "actors/topic/delayed_fanout.hpp"
 #include "config/broker_config.hpp"
 #include "routing/topic_tree.hpp"
 
