@@ -1,10 +1,18 @@
 #include "actors/message.hpp"
 
+#include <chrono>
+
 #include <new>
 
 #include "config/broker_config.hpp"
 
 namespace tb {
+
+int64_t now_unix_nanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 namespace {
 

@@ -24,6 +24,10 @@ using header_list = std::vector<std::pair<std::string, std::string>>;
 
 class message_ref;
 
+/// Returns the wall clock's time in nanoseconds since the Unix epoch: the
+/// clock of message acceptance, TTL and due times.
+int64_t now_unix_nanos();
+
 /// When a message may be delivered, how long it stays wanted, and how urgent
 /// it is (issue 29): what a publisher asked for, as the broker keeps it.
 /// Times are offsets from the acceptance time, so that they fit in 32 bits.

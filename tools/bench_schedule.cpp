@@ -30,13 +30,13 @@ namespace pb = tinybroker::v1;
 using namespace std::chrono_literals;
 
 // Lateness above this counts as late (the broker's promise).
-constexpr int64_t promise_ns = 20'000'000;
+constexpr int64_t schedule_promise_ns = 20'000'000;
 
 // The TTL of scenario ttl.
 constexpr auto ttl = 60s;
 
 // Returns the delay of message `i` of scenario delay: 200 to 1,100 ms.
-std::chrono::milliseconds delay_of(uint64_t i) {
+std::chrono::milliseconds schedule_delay_of(uint64_t i) {
   return std::chrono::milliseconds(200 + 100 * ((i * 7919) % 10));
 }
 
@@ -108,8 +108,8 @@ void read_all(client::session& session, uint64_t n, int64_t deadline_ns,
 // Publishes `n` messages made by `make(i)` in unary batches of cfg.batch;
 // returns the seconds it took, or a negative number on failure.
 template <class Make>
-double publish_all(client::connection& conn, const run_config& cfg, uint64_t n,
-                   Make make) {
+double publish_scheduled(client::connection& conn, const run_config& cfg,
+                         uint64_t n, Make make) {
   auto start = now_ns();
   std::vector<client::outgoing_message> batch;
   std::vector<pb::PublishResult> results;
@@ -178,7 +178,7 @@ int run_schedule(client::connection& conn, const run_config& cfg) {
     client::outgoing_message msg;
     msg.topic = topic;
     if (scenario == "delay") {
-      msg.delay = delay_of(i);
+      msg.delay = schedule_delay_of(i);
       msg.payload = payload(cfg, std::to_string(msg.delay.count()));
     } else {
       msg.payload = payload(cfg, "0");
@@ -196,7 +196,7 @@ int run_schedule(client::connection& conn, const run_config& cfg) {
     reading_thread = std::thread{[&] {
       read_all(*reader, cfg.messages, deadline, scenario, seen);
     }};
-  auto publish_s = publish_all(conn, cfg, cfg.messages, make);
+  auto publish_s = publish_scheduled(conn, cfg, cfg.messages, make);
   if (scenario == "priority" && publish_s >= 0) {
     // Everything is held: now a worker takes it all, highest first.
     auto credit = static_cast<uint32_t>(std::min<uint64_t>(cfg.messages, 1000));
@@ -226,7 +226,7 @@ int run_schedule(client::connection& conn, const run_config& cfg) {
               0);
   auto late = static_cast<uint64_t>(
       std::count_if(seen.latency_ns.begin(), seen.latency_ns.end(),
-                    [](int64_t x) { return x > promise_ns; }));
+                    [](int64_t x) { return x > schedule_promise_ns; }));
   auto s = summarize_latency(seen.latency_ns);
   auto what =
       scenario == "delay" ? std::string{"lateness"} : std::string{"latency"};

@@ -15,12 +15,6 @@ namespace {
 // Targets kept before the first sweep of those past their deadline.
 constexpr std::size_t min_prune_at = 64;
 
-int64_t now_unix_nanos() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Checks that a member may answer the request `msg` and records where its
 // reply goes.
 error_info admit_request(group_pointer self, const message_ref& msg,

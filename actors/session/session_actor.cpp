@@ -136,14 +136,6 @@ void queue_drop_notices(session_state& st) {
   }
 }
 
-// Returns the wall clock's time in nanoseconds since the Unix epoch, which
-// message expiry times are in.
-int64_t now_unix_nanos() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Records the latency of each delivery in `frame`, from acceptance to now:
 // one clock read per frame.
 void record_latencies(session_state& st, const pb::ServerFrame& frame) {

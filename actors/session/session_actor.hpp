@@ -190,6 +190,9 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job);
 /// Answers the publisher of `job` once every destination took the batch:
 /// the confirm (or the unary reply), and the refusals counted and logged.
 void finish_publish(session_pointer self, publish_job& job);
+/// Returns the session's own handle, as its peers know it.
+session_actor self_handle(session_pointer self);
+
 /// Finds the route of topic `name` in the session's cache or among `job`'s
 /// lookups; null if neither has it.
 const route_ref* find_route(session_state& st, publish_job& job,

@@ -17,10 +17,6 @@ namespace pb = tinybroker::v1;
 // A member that asks for no particular prefetch gets this many.
 constexpr uint32_t default_max_in_flight = 256;
 
-session_actor self_handle(session_pointer self) {
-  return caf::actor_cast<session_actor>(self);
-}
-
 void queue_unsubscribed(session_state& st, uint64_t subscription_id,
                         const std::string& reason) {
   auto frame = std::make_unique<pb::ServerFrame>();
@@ -56,6 +52,10 @@ validate_tags(const google::protobuf::RepeatedPtrField<std::string>& tags) {
 }
 
 } // namespace
+
+session_actor self_handle(session_pointer self) {
+  return caf::actor_cast<session_actor>(self);
+}
 
 size_t subscription_count(const session_state& st) {
   return st.deliveries.subscriptions() + st.memberships.size();

@@ -23,12 +23,6 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-int64_t now_unix_nanos() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
-      .count();
-}
-
 // Returns why the TTL, delay and priority of `msg` cannot be taken, or no
 // error; fills `timing` (the due time as an offset from `accepted_at`).
 error_info check_timing(const session_state& st, const pb::Message& msg,

@@ -38,16 +38,6 @@ constexpr uint32_t max_timeout_ms = 600'000;
 // deadline, so that a reply racing the caller's timeout is still counted.
 constexpr std::chrono::seconds open_slack{1};
 
-int64_t now_unix_nanos() {
-  using namespace std::chrono;
-  return duration_cast<nanoseconds>(system_clock::now().time_since_epoch())
-      .count();
-}
-
-session_actor self_handle(session_pointer self) {
-  return caf::actor_cast<session_actor>(self);
-}
-
 // Refuses a request: an error frame naming it, or the unary call's status.
 void fail(session_pointer self, uint64_t request_id,
           const unary_request_ptr& unary, const error_info& err) {
@@ -146,8 +136,8 @@ void send_to_group(session_pointer self, const std::string& name,
 }
 
 // Writes `res` to the caller: a Response frame, or the unary call's reply.
-void answer(session_pointer self, request_book::pending& p, uint64_t key,
-            reply_body& body) {
+void deliver_reply(session_pointer self, request_book::pending& p, uint64_t key,
+                   reply_body& body) {
   auto fill = [&](pb::Response& out) {
     out.set_request_id(p.request_id);
     out.set_message_id(key);
@@ -340,7 +330,7 @@ bool take_reply(session_pointer self, uint64_t key, reply_body& body) {
   if (!p)
     return false;
   ++st.stats.requests.replies;
-  answer(self, *p, key, body);
+  deliver_reply(self, *p, key, body);
   return true;
 }
 

@@ -27,8 +27,8 @@ namespace {
 namespace pb = tinybroker::v1;
 
 // The subscription id and request id `reply` uses on its stream.
-constexpr uint64_t subscription_id = 1;
-constexpr uint64_t subscribe_request_id = 1;
+constexpr uint64_t request_subscription_id = 1;
+constexpr uint64_t request_subscribe_id = 1;
 
 // The most output of one --command run that becomes a reply; the broker
 // refuses replies over its limits.max_message_bytes anyway.
@@ -220,10 +220,11 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   auto conn = connect(conn_opts);
   auto session = conn->open_session();
   if (opts.group.empty())
-    session->subscribe(subscription_id, opts.pattern, "", subscribe_request_id);
+    session->subscribe(request_subscription_id, opts.pattern, "",
+                       request_subscribe_id);
   else
-    session->join(subscription_id, opts.group, opts.pattern, 0,
-                  subscribe_request_id);
+    session->join(request_subscription_id, opts.group, opts.pattern, 0,
+                  request_subscribe_id);
   std::vector<pb::ServerFrame> skipped;
   auto confirmed = session->wait_for(pb::ServerFrame::kSubscribed,
                                      conn_opts.timeout, &skipped);
