@@ -17,18 +17,15 @@ class Response;
 
 namespace tb {
 
-/// One unary Publish call in flight.
-///
-/// The gRPC service owns `request` and `reply` until the call completes; the
-/// publisher actor fills `reply` and calls `complete` once. A call dropped
-/// without an answer (its actor stopped) completes as UNAVAILABLE, so gRPC
-/// never waits for it.
-struct unary_call {
-  unary_call() = default;
-  unary_call(const unary_call&) = delete;
-  unary_call& operator=(const unary_call&) = delete;
+/// What every unary call handed to an actor has: completed exactly once,
+/// and as UNAVAILABLE if it is dropped without an answer (its actor
+/// stopped), so gRPC never waits for it.
+struct unary_completion {
+  unary_completion() = default;
+  unary_completion(const unary_completion&) = delete;
+  unary_completion& operator=(const unary_completion&) = delete;
 
-  ~unary_call() {
+  ~unary_completion() {
     complete(make_error_info(ec::shutting_down, "the broker is stopping"));
   }
 
@@ -41,10 +38,6 @@ struct unary_call {
     }
   }
 
-  /// The request; the actor may move payloads out of it.
-  tinybroker::v1::PublishRequest* request = nullptr;
-  /// The reply to fill, one result per request message.
-  tinybroker::v1::PublishReply* reply = nullptr;
   /// Completes the call: OK when the code is `ec::none`, else that status.
   std::function<void(const error_info&)> finish;
   /// The client's address, for log lines.
@@ -53,36 +46,22 @@ struct unary_call {
   access_grant grant;
 };
 
-/// One unary Request call in flight; as `unary_call`, completed once, and
-/// as UNAVAILABLE if its actor drops it.
-struct unary_request_call {
-  unary_request_call() = default;
-  unary_request_call(const unary_request_call&) = delete;
-  unary_request_call& operator=(const unary_request_call&) = delete;
+/// One unary Publish call in flight. The gRPC service owns `request` and
+/// `reply` until the call completes; the publisher actor fills `reply` and
+/// calls `complete` once.
+struct unary_call : unary_completion {
+  /// The request; the actor may move payloads out of it.
+  tinybroker::v1::PublishRequest* request = nullptr;
+  /// The reply to fill, one result per request message.
+  tinybroker::v1::PublishReply* reply = nullptr;
+};
 
-  ~unary_request_call() {
-    complete(make_error_info(ec::shutting_down, "the broker is stopping"));
-  }
-
-  /// Completes the call the first time; later calls do nothing.
-  void complete(const error_info& status) {
-    if (finish) {
-      auto fn = std::move(finish);
-      finish = nullptr;
-      fn(status);
-    }
-  }
-
+/// One unary Request call in flight, completed as `unary_call` is.
+struct unary_request_call : unary_completion {
   /// The request; the actor may move its message out.
   tinybroker::v1::Request* request = nullptr;
   /// The response to fill with the reply.
   tinybroker::v1::Response* response = nullptr;
-  /// Completes the call: OK when the code is `ec::none`, else that status.
-  std::function<void(const error_info&)> finish;
-  /// The client's address, for log lines.
-  std::string peer;
-  /// What the caller's token allows.
-  access_grant grant;
 };
 
 } // namespace tb
