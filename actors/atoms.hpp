@@ -108,3 +108,12 @@ CAF_ADD_ATOM(tinybroker, tb, unary_req_atom, "unary_req")
 CAF_ADD_ATOM(tinybroker, tb, dedup_atom, "dedup")
 /// Timer of a topic shard: forget the message ids whose window ended.
 CAF_ADD_ATOM(tinybroker, tb, dedup_tick_atom, "dedup_tick")
+
+// -- cluster ------------------------------------------------------------------
+
+/// Cluster actor -> router: a peer node is connected; sync interest with its
+/// router (answered once the first sync is done, so the node can say ready).
+CAF_ADD_ATOM(tinybroker, tb, peer_up_atom, "peer_up")
+/// Cluster actor -> router: a peer node is gone; drop what it was interested
+/// in and fail what waits on it.
+CAF_ADD_ATOM(tinybroker, tb, peer_down_atom, "peer_down")

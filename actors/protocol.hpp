@@ -325,7 +325,11 @@ using router_actor = caf::typed_actor<
     caf::replies_to<stats_atom, stats_query>::with<router_view>,
     caf::reacts_to<observe_atom, observable_actor>,
     caf::reacts_to<retire_atom, session_stats>,
-    caf::replies_to<find_atom, std::string, std::string>::with<group_actor>>;
+    caf::replies_to<find_atom, std::string, std::string>::with<group_actor>,
+    // Cluster (docs/cluster.md): the peer's name and its router, untyped
+    // because a typed handle cannot name its own type.
+    caf::replies_to<peer_up_atom, std::string, caf::actor>::with<caf::ok_atom>,
+    caf::reacts_to<peer_down_atom, std::string>>;
 
 } // namespace tb
 

@@ -272,6 +272,12 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](observe_atom, observable_actor actor) {
         observe_extension(self, std::move(actor));
       },
+      [self](peer_up_atom, std::string& name, caf::actor& peer_router) {
+        return peer_connected(self, std::move(name), std::move(peer_router));
+      },
+      [self](peer_down_atom, const std::string& name) {
+        peer_disconnected(self, name);
+      },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;

@@ -192,6 +192,14 @@ caf::result<router_view> describe_router(router_pointer self,
 /// Lists `actor` in the Stats view until it exits.
 void observe_extension(router_pointer self, observable_actor actor);
 
+/// A peer node connected (cluster): syncs interest with its router and
+/// answers once the first sync is done. One node alone never gets it.
+caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
+                                         caf::actor peer_router);
+
+/// A peer node is gone (cluster): drops what it was interested in.
+void peer_disconnected(router_pointer self, const std::string& name);
+
 /// Forgets a group that stopped or died: out of the trie and every topic.
 void forget_group(router_pointer self, const caf::actor_addr& addr);
 
