@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "client/addresses.hpp"
 #include "client/check.hpp"
 #include "client/detail/client_core.hpp"
 
@@ -119,8 +120,12 @@ void subscription::deliver(delivery d) {
 // -- async_client -------------------------------------------------------------
 
 async_client::async_client(const std::string& address, client_options options)
-    : core_(
-          std::make_shared<detail::client_core>(address, std::move(options))) {
+    : async_client(split_addresses(address), std::move(options)) {}
+
+async_client::async_client(std::vector<std::string> addresses,
+                           client_options options)
+    : core_(std::make_shared<detail::client_core>(std::move(addresses),
+                                                  std::move(options))) {
   core_->start();
 }
 
@@ -134,6 +139,10 @@ bool async_client::wait_connected(std::chrono::milliseconds timeout) {
 
 connection_state async_client::state() const {
   return core_->state();
+}
+
+std::string async_client::address() const {
+  return core_->address();
 }
 
 grpc::Status async_client::wait_closed() {

@@ -33,8 +33,20 @@ class async_client {
 public:
   /// Starts connecting to `address` (`HOST:PORT`) in the background, with
   /// `options.security` (token, TLS) on every stream and call; throws
-  /// `security_error` if those settings cannot be used.
+  /// `security_error` if those settings cannot be used. Several addresses
+  /// joined by commas ("10.0.0.1:7400,10.0.0.2:7400") are as the list
+  /// constructor's; an empty entry throws `invalid_request`.
   explicit async_client(const std::string& address,
+                        client_options options = {});
+
+  /// Starts connecting to one of `addresses` (the nodes of a cluster, or
+  /// brokers to fail over between; issue 30): shuffled unless
+  /// `options.randomize_addresses` is false, the first reachable one is
+  /// used; when its connection is lost the client goes on with the next
+  /// reachable one, subscribing again, rejoining its groups and (with
+  /// `idempotent`) sending the unconfirmed publishes again with their ids.
+  /// See docs/client.md, "Several addresses and failover".
+  explicit async_client(std::vector<std::string> addresses,
                         client_options options = {});
 
   /// Closes (see `close`).
@@ -49,6 +61,10 @@ public:
 
   /// The connection's state.
   connection_state state() const;
+
+  /// The address of the broker the client is connected to, or is trying
+  /// now (one of those it was given).
+  std::string address() const;
 
   /// Blocks until the client is closed and returns why: OK after `close`;
   /// the status it closed itself with for good otherwise, UNAVAILABLE

@@ -4,7 +4,10 @@
 
 #include "client/detail/client_core.hpp"
 
+#include "client/addresses.hpp"
+#include "client/check.hpp"
 #include "client/message_limit.hpp"
+#include "client/reach.hpp"
 #include "client/tls_diagnosis.hpp"
 
 #include <algorithm>
@@ -53,16 +56,40 @@ std::string random_id_prefix() {
   return text;
 }
 
+// Checks `addresses` (none empty, at least one) and shuffles them when
+// the options say so.
+std::vector<std::string> core_addresses(std::vector<std::string> addresses,
+                                        const client_options& options) {
+  if (addresses.empty())
+    throw invalid_request(grpc::Status{grpc::StatusCode::INVALID_ARGUMENT,
+                                       "no broker address given; expected "
+                                       "at least one HOST:PORT"});
+  for (auto& address : addresses)
+    if (address.empty())
+      throw invalid_request(grpc::Status{grpc::StatusCode::INVALID_ARGUMENT,
+                                         "an empty broker address among " +
+                                             std::to_string(addresses.size()) +
+                                             "; expected HOST:PORT in each"});
+  if (options.randomize_addresses && addresses.size() > 1)
+    shuffle_addresses(addresses);
+  return addresses;
+}
+
 } // namespace
 
-client_core::client_core(const std::string& address, client_options options)
-    : address_(address), options_(std::move(options)),
-      channel_(make_channel(address, options_.security, options_.name,
-                            reconnect_args(options_))),
-      stub_(pb::Broker::NewStub(channel_)),
-      unary_(channel_, address, options_.security),
+client_core::client_core(std::vector<std::string> addresses,
+                         client_options options)
+    : options_(std::move(options)),
+      addresses_(core_addresses(std::move(addresses), options_)),
+      address_(join_addresses(addresses_)),
       callbacks_(options_.max_queued_callbacks),
-      id_prefix_(random_id_prefix()) {}
+      id_prefix_(random_id_prefix()) {
+  for (auto& address : addresses_)
+    nodes_.push_back(std::make_unique<connection>(
+        make_channel(address, options_.security, options_.name,
+                     reconnect_args(options_)),
+        address, options_.security));
+}
 
 client_core::~client_core() {
   close();
@@ -131,50 +158,88 @@ void client_core::run() {
 }
 
 bool client_core::connect(lock& guard) {
+  // With several addresses a failure moves on to the next one at once; the
+  // backoff is waited after each round in which every address failed, and
+  // the client gives up after `reconnect_max_attempts` such rounds. With
+  // one address, a round is one attempt: the behaviour of old.
+  auto count = static_cast<int>(nodes_.size());
   auto attempts = std::max(1, options_.reconnect_max_attempts);
   while (!closing_ && final_status_.ok()) {
-    if (failures_ >= attempts) {
+    if (failures_ >= attempts * count) {
       final_status_ = give_up_status(guard);
       break;
     }
-    if (failures_ > 0) {
+    if (failures_ > 0 && failures_ % count == 0) {
+      auto rounds = failures_ / count;
       auto delay = std::min(options_.reconnect_initial_backoff *
-                                (1 << std::min(failures_ - 1, 16)),
+                                (1 << std::min(rounds - 1, 16)),
                             options_.reconnect_max_backoff);
       io_cv_.wait_for(guard, delay, [this] { return closing_; });
       if (closing_)
         break;
     }
-    guard.unlock();
-    auto wait = std::max(options_.reconnect_max_backoff,
-                         options_.reconnect_initial_backoff);
-    auto up =
-        channel_->WaitForConnected(std::chrono::system_clock::now() + wait);
-    guard.lock();
-    if (closing_)
-      break;
-    if (up) {
+    if (try_node(guard, current_)) {
       learn_limits(guard);
       open_stream(guard);
       return true;
     }
+    if (closing_)
+      break;
     ++failures_;
+    next_address();
   }
   return false;
+}
+
+bool client_core::try_node(lock& guard, std::size_t index) {
+  auto channel = nodes_[index]->channel();
+  auto wait = std::max(options_.reconnect_max_backoff,
+                       options_.reconnect_initial_backoff);
+  guard.unlock();
+  bool up = false;
+  if (nodes_.size() == 1)
+    up = channel->WaitForConnected(std::chrono::system_clock::now() + wait);
+  else // a refused address fails at once: the next one is tried
+    up = wait_reachable(*channel, wait) == reach_outcome::connected;
+  guard.lock();
+  return up && !closing_;
+}
+
+void client_core::next_address() {
+  if (nodes_.size() < 2)
+    return;
+  current_ = (current_ + 1) % nodes_.size();
+  limits_known_ = false; // another broker may have other limits
 }
 
 grpc::Status client_core::give_up_status(lock& guard) {
   auto text = "gave up after " + std::to_string(failures_) +
               (failures_ == 1 ? " failed attempt" : " failed attempts") +
               " to reach the broker at " + address_;
+  if (nodes_.size() > 1)
+    text = "gave up after " + std::to_string(failures_) +
+           " failed attempts to reach any of the " +
+           std::to_string(nodes_.size()) + " brokers at " + address_ +
+           " (each tried " + std::to_string(failures_ / nodes_.size()) +
+           " times)";
   // Issue 26, point 8: name the likely cause (a TLS problem, nothing
-  // listening, ...) as the sync connection does.
+  // listening, ...) as the sync connection does; for each address.
   guard.unlock();
-  auto message = last_connect_error(channel_);
-  auto cause = message.empty() ? std::string{} : unary_.likely_cause(message);
+  std::string causes;
+  for (std::size_t i = 0; i < nodes_.size(); ++i) {
+    auto message = last_connect_error(nodes_[i]->channel());
+    auto cause =
+        message.empty() ? std::string{} : nodes_[i]->likely_cause(message);
+    if (cause.empty())
+      continue;
+    if (nodes_.size() == 1)
+      causes = cause;
+    else
+      causes += (causes.empty() ? "" : "; ") + addresses_[i] + ": " + cause;
+  }
   guard.lock();
   return grpc::Status{grpc::StatusCode::UNAVAILABLE,
-                      cause.empty() ? text : text + ": " + cause};
+                      causes.empty() ? text : text + ": " + causes};
 }
 
 void client_core::learn_limits(lock& guard) {
@@ -182,9 +247,9 @@ void client_core::learn_limits(lock& guard) {
     return;
   guard.unlock();
   auto limit = ask_max_message_bytes(
-      *stub_, std::chrono::system_clock::now() +
-                  std::max(options_.reconnect_max_backoff,
-                           std::chrono::milliseconds{1000}));
+      nodes_[current_]->stub(), std::chrono::system_clock::now() +
+                                    std::max(options_.reconnect_max_backoff,
+                                             std::chrono::milliseconds{1000}));
   guard.lock();
   if (limit) {
     limits_known_ = true;
@@ -196,7 +261,7 @@ void client_core::open_stream(lock& guard) {
   auto next = std::make_unique<stream_state>();
   next->generation = generation_ + 1;
   guard.unlock();
-  next->stream = stub_->Session(&next->context);
+  next->stream = nodes_[current_]->stub().Session(&next->context);
   guard.lock();
   generation_ = next->generation;
   auto* raw = next.get();
@@ -319,6 +384,10 @@ void client_core::finish_stream(lock& guard) {
   auto status = current->status;
   if (!current->got_frame)
     ++failures_; // the broker never answered on it
+  // The broker that served it is left: the next connection tries the next
+  // address first (NATS's rotation), so a node that died is not waited for.
+  auto lost_address = addresses_[current_];
+  next_address();
   stream_.reset();
   state_ = connection_state::connecting;
   control_.clear();
@@ -334,7 +403,7 @@ void client_core::finish_stream(lock& guard) {
   } else
     fail_all_in_flight(
         guard, grpc::Status{grpc::StatusCode::UNAVAILABLE,
-                            "the connection to " + address_ +
+                            "the connection to " + lost_address +
                                 " was lost before the confirm (" +
                                 status.error_message() +
                                 "); the message may or may not be routed"});

@@ -54,7 +54,8 @@ void client_core::publish(pb::Message message, publish_callback done) {
   }
   // Issue 26: refused here, not by gRPC's frame limit tearing the stream
   // down (or the broker, once the frame is read).
-  if (auto status = check_message_size(message, max_message_bytes_, address_);
+  if (auto status =
+          check_message_size(message, max_message_bytes_, addresses_[current_]);
       !status.ok()) {
     guard.unlock();
     publish_result refused;

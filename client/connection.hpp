@@ -148,6 +148,12 @@ public:
   /// Returns true once the channel is connected, waiting up to `timeout`.
   bool wait_connected(std::chrono::milliseconds timeout);
 
+  /// Returns the address it was made for ("" when made from a bare
+  /// channel).
+  const std::string& address() const {
+    return address_;
+  }
+
   /// Returns the underlying channel, for other stubs (health, reflection).
   std::shared_ptr<grpc::Channel> channel() const {
     return channel_;

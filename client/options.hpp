@@ -47,8 +47,16 @@ struct client_options {
   /// The longest wait between connection attempts.
   std::chrono::milliseconds reconnect_max_backoff{2000};
   /// Failed connection attempts in a row after which the client gives up
-  /// and closes with UNAVAILABLE (at least 1).
+  /// and closes with UNAVAILABLE (at least 1). With several addresses this
+  /// counts rounds: each address is tried this many times.
   int reconnect_max_attempts = 20;
+  /// With several addresses (issue 30): shuffle them once when the client
+  /// starts, as NATS clients do unless told `NoRandomize`, so that clients
+  /// given the same list spread over the nodes. False: try them in the
+  /// order given (the first reachable one is used first). Either way, a
+  /// lost or refused connection moves on to the next address at once, and
+  /// the backoff is waited only after every address failed in a round.
+  bool randomize_addresses = true;
   /// Idempotent publishing (issue 28): every message gets a `msg_id`
   /// unless it has one (a random prefix of this client and a counter), and
   /// the messages unconfirmed when a connection is lost are sent again,

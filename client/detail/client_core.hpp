@@ -92,8 +92,9 @@ grpc::Status to_status(const tinybroker::v1::Error& error);
 /// a subscription's; callbacks never run under either.
 class client_core : public std::enable_shared_from_this<client_core> {
 public:
-  /// Makes the channel; `start` launches the threads.
-  client_core(const std::string& address, client_options options);
+  /// Makes a channel per address (tried in turn, see
+  /// `client_options::randomize_addresses`); `start` launches the threads.
+  client_core(std::vector<std::string> addresses, client_options options);
 
   /// Closes and joins the threads.
   ~client_core();
@@ -141,9 +142,14 @@ public:
   /// false if that stream is gone (client/client_request.cpp).
   bool send_reply(uint64_t generation, tinybroker::v1::ClientFrame frame);
 
-  /// The unary connection on the same channel.
+  /// The unary connection on the channel of the current address.
   connection& unary() {
-    return unary_;
+    return *nodes_[current_];
+  }
+
+  /// See async_client::address.
+  std::string address() const {
+    return addresses_[current_];
   }
 
   /// Reports an error that belongs to no request.
@@ -155,6 +161,8 @@ private:
   // client_core.cpp: the I/O thread's loop, connecting and reconnecting.
   void run();
   bool connect(lock& guard);
+  bool try_node(lock& guard, std::size_t index);
+  void next_address();
   grpc::Status give_up_status(lock& guard);
   void learn_limits(lock& guard);
   void open_stream(lock& guard);
@@ -197,11 +205,14 @@ private:
   void queue_subscribes(const std::vector<const subscription*>& subs);
   bool resend_batch(uint64_t request_id);
 
-  const std::string address_;
   const client_options options_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<tinybroker::v1::Broker::Stub> stub_;
-  connection unary_;
+  // The addresses in the order tried, and all of them joined (messages).
+  const std::vector<std::string> addresses_;
+  const std::string address_;
+  // One channel per address (its unary connection, stub and diagnosis).
+  std::vector<std::unique_ptr<connection>> nodes_;
+  // The address in use or tried now; moves on after a failure or a loss.
+  std::atomic<std::size_t> current_{0};
   callback_queue callbacks_;
   std::thread io_thread_;
   std::thread callback_thread_;

@@ -1,5 +1,6 @@
 #include "tools/cli/cli_common.hpp"
 
+#include "client/addresses.hpp"
 #include "client/check.hpp"
 #include "client/reach.hpp"
 #include "client/tls_diagnosis.hpp"
@@ -42,6 +43,23 @@ std::string format_scaled(uint64_t n, const tb::detail::unit (&units)[N],
   return std::to_string(n) + bare_suffix;
 }
 
+// Returns what is wrong with `text`, a broker address or several joined by
+// commas (issue 30: the nodes of a cluster, tried in order), or "".
+std::string check_server_list(const std::string& text) {
+  std::vector<std::string> addresses;
+  try {
+    addresses = client::split_addresses(text);
+  } catch (const client::invalid_request& e) {
+    return e.what();
+  }
+  for (auto& address : addresses)
+    if (auto problem = check_listen_address(address); !problem.empty())
+      return addresses.size() == 1 ? "got \"" + text + "\"; expected " + problem
+                                   : "got \"" + address + "\" in \"" + text +
+                                         "\"; expected " + problem;
+  return {};
+}
+
 } // namespace
 
 void add_connection_flags(CLI::App& app, connection_options& opts) {
@@ -50,15 +68,16 @@ void add_connection_flags(CLI::App& app, connection_options& opts) {
   app.add_option_function<std::string>(
          "-s,--server",
          [&opts](const std::string& text) {
-           if (auto problem = check_listen_address(text); !problem.empty())
-             throw CLI::ValidationError(
-                 "--server", "got \"" + text + "\"; expected " + problem);
+           if (auto problem = check_server_list(text); !problem.empty())
+             throw CLI::ValidationError("--server", problem);
            opts.server = text;
            opts.server_from_env = false;
          },
-         std::string{"broker address HOST:PORT (env "} + client::server_env +
-             "; default " + client::default_server + ")")
-      ->type_name("HOST:PORT")
+         std::string{"broker address HOST:PORT, or several joined by commas "
+                     "(the nodes of a cluster: the first that answers is "
+                     "used) (env "} +
+             client::server_env + "; default " + client::default_server + ")")
+      ->type_name("HOST:PORT[,...]")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option_function<std::string>(
          "-t,--timeout",
@@ -107,28 +126,28 @@ void set_examples(CLI::App& app, const std::string& examples) {
 
 std::unique_ptr<client::connection> connect(const connection_options& opts) {
   if (opts.server_from_env)
-    if (auto problem = check_listen_address(opts.server); !problem.empty())
-      throw cli_failure(exit_usage, std::string{client::server_env} +
-                                        ": got \"" + opts.server +
-                                        "\"; expected " + problem);
+    if (auto problem = check_server_list(opts.server); !problem.empty())
+      throw cli_failure(exit_usage,
+                        std::string{client::server_env} + ": " + problem);
   auto security = resolve_security(opts);
-  std::unique_ptr<client::connection> conn;
+  // Issue 30: several addresses are tried in the order given, each for at
+  // most --timeout (a refused one fails at once); the first that answers
+  // is used.
+  auto addresses = client::split_addresses(opts.server);
+  client::connect_any_result found;
   try {
-    conn =
-        std::make_unique<client::connection>(opts.server, security, opts.name);
+    found = client::connect_any(addresses, security, opts.name, opts.timeout);
   } catch (const client::security_error& e) {
     throw cli_failure(exit_usage, e.what());
   } catch (const client::invalid_request& e) {
     throw cli_failure(exit_usage, e.what());
   }
-  auto outcome = client::wait_reachable(*conn->channel(), opts.timeout);
-  if (outcome != client::reach_outcome::connected)
-    throw cli_failure(exit_unreachable,
-                      client::explain_unreachable(conn->channel(), opts.server,
-                                                  security, outcome,
-                                                  opts.timeout),
-                      "UNAVAILABLE");
-  return conn;
+  if (!found.conn)
+    throw cli_failure(
+        exit_unreachable,
+        client::describe_connect_failures(addresses, found.failures),
+        "UNAVAILABLE");
+  return std::move(found.conn);
 }
 
 bool is_auth_refusal(const grpc::Status& status) {

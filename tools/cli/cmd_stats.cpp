@@ -91,9 +91,9 @@ pb::StatsRequest make_request(const stats_options& opts) {
 
 // Returns the text view that `opts` asks for.
 stats_view make_view(const stats_options& opts,
-                     const connection_options& conn_opts) {
+                     const client::connection& conn) {
   stats_view view;
-  view.server = conn_opts.server;
+  view.server = conn.address(); // of several: the one that answered
   view.members = opts.members;
   view.topics = opts.topics.has_value();
   view.sessions = opts.sessions.has_value();
@@ -131,7 +131,7 @@ int run_once(const stats_options& opts, const connection_options& conn_opts) {
   if (conn_opts.json)
     std::cout << stats_json(reply) << '\n';
   else
-    print_stats(std::cout, reply, make_view(opts, conn_opts));
+    print_stats(std::cout, reply, make_view(opts, *conn));
   return exit_ok;
 }
 
@@ -148,7 +148,7 @@ int run_watch(const stats_options& opts, const connection_options& conn_opts) {
     throw;
   }
   auto request = make_request(opts);
-  auto view = make_view(opts, conn_opts);
+  auto view = make_view(opts, *conn);
   bool terminal = !conn_opts.json && isatty(STDOUT_FILENO) == 1;
   std::optional<stats_sample> previous;
   auto next = steady_clock::now();
