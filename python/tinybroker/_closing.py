@@ -37,6 +37,9 @@ class Closing:
     counters, `_unsent` and `_subs`."""
 
     server: str
+    _servers: List[str]
+    _current: int
+    _server_failures: Dict[str, Tuple[grpc.StatusCode, str]]
     _settings: Settings
     _backoff: Tuple[float, float]
     _max_attempts: int
@@ -59,24 +62,38 @@ class Closing:
         and reported, see _closed_for_good)."""
         with self._guard():
             self._failures = 0 if got_frame else self._failures + 1
+            count = len(self._servers)
+            if not got_frame:
+                self._server_failures[self.server] = (code, details)
+            # Issue 30: the next attempt goes to the next address (a lost
+            # node is not waited for); the backoff is waited only after a
+            # round in which every address failed.
+            self._current = (self._current + 1) % count
             if closing:
                 return None
+            # Never connected yet: each attempt so far failed.
+            never = self._failures == self._connections
             error: Optional[TinybrokerError] = None
             if is_permanent(code):
                 error = final_error(code, details)
-            elif self._connections == 1 and not got_frame:
-                error = ConnectError(connect_message(
-                    self.server, self._settings.tls_files, code, details), code)
-            elif self._failures >= self._max_attempts:
+            elif never and not got_frame and self._failures >= count:
+                error = ConnectError(self._connect_failures(code, details),
+                                     code)
+            elif self._failures >= self._max_attempts * count:
                 error = ConnectionLostError(
-                    f"gave up after {self._failures} failed attempt"
-                    f"{'' if self._failures == 1 else 's'} to reach "
-                    f"the broker at {self.server}: {details}",
+                    self._give_up_message(details),
                     grpc.StatusCode.UNAVAILABLE)
             if error is None:
-                return min(self._backoff[0] * 2 ** max(self._failures - 1, 0),
+                if count == 1:
+                    return min(self._backoff[0] *
+                               2 ** max(self._failures - 1, 0),
+                               self._backoff[1])
+                if got_frame or self._failures % count != 0:
+                    return 0.0
+                return min(self._backoff[0] *
+                           2 ** (self._failures // count - 1),
                            self._backoff[1])
-            first = self._connections == 1 and not got_frame
+            first = never and not got_frame
             report = not (first and self._raises_first)
             # wait_closed returns only once the report is made.
             self._reporting = report
@@ -87,6 +104,33 @@ class Closing:
                 self._reporting = False
                 self._set_state("closed")  # wakes wait_closed
         return None
+
+    def _connect_failures(self, code: grpc.StatusCode, details: str) -> str:
+        """The message of the ConnectError of a first connection that
+        failed at every address: the one address's sentence, or "cannot
+        reach any of the N brokers at A, B:" and each one's."""
+        files = self._settings.tls_files
+        if len(self._servers) == 1:
+            return connect_message(self.server, files, code, details)
+        lines = [connect_message(server, files, *self._server_failures.get(
+            server, (code, details))) for server in self._servers]
+        return (f"cannot reach any of the {len(self._servers)} brokers at "
+                f"{', '.join(self._servers)}:\n  " + "\n  ".join(lines))
+
+    def _give_up_message(self, details: str) -> str:
+        """The message of giving up reconnecting (reconnect_max_attempts
+        failed attempts at each address)."""
+        if len(self._servers) == 1:
+            return (f"gave up after {self._failures} failed attempt"
+                    f"{'' if self._failures == 1 else 's'} to reach "
+                    f"the broker at {self.server}: {details}")
+        each = "; ".join(
+            f"{server}: {self._server_failures[server][1]}"
+            for server in self._servers if server in self._server_failures)
+        return (f"gave up after {self._failures} failed attempts to reach "
+                f"any of the {len(self._servers)} brokers at "
+                f"{', '.join(self._servers)} (each tried "
+                f"{self._failures // len(self._servers)} times): {each}")
 
     def _closed_for_good(self, error: TinybrokerError) -> None:
         """The client closed itself with `error` (gave up reconnecting, or
@@ -108,7 +152,9 @@ class Closing:
         no answer came."""
         if isinstance(error, (AuthError, ConnectError)):
             return error
-        return ConnectError(f"cannot reach the broker at {self.server}: no "
+        where = (f"the broker at {self.server}" if len(self._servers) == 1
+                 else f"any of the brokers at {', '.join(self._servers)}")
+        return ConnectError(f"cannot reach {where}: no "
                             f"answer within {timeout} s",
                             grpc.StatusCode.UNAVAILABLE)
 

@@ -22,6 +22,7 @@ from ._closing import Closing
 from ._limits import LimitCache
 from ._proto import tinybroker_pb2 as pb
 from ._publishing import PublishQueue, fail, resolve
+from ._servers import ordered
 from ._settings import Settings
 from ._subscribing import Subscribing
 from ._types import END, Delivery, PublishResult, answer_frame
@@ -41,9 +42,14 @@ class Core(Subscribing, Closing, PublishQueue):
                  on_error: Optional[Callable[[BaseException], None]],
                  max_pending_publishes: int = 16384,
                  publish_block: float = 10.0,
-                 idempotent: bool = False) -> None:
-        #: The broker's HOST:PORT.
-        self.server = settings.server
+                 idempotent: bool = False,
+                 randomize_servers: bool = True) -> None:
+        # Every address given (issue 30), shuffled unless told not to; the
+        # one in use or tried now, and the last failure of each.
+        self._servers = ordered(settings.servers or [settings.server],
+                                randomize_servers)
+        self._current = 0
+        self._server_failures: Dict[str, Tuple[grpc.StatusCode, str]] = {}
         self._settings = settings
         self._backoff = (reconnect_initial_backoff, reconnect_max_backoff)
         self._max_attempts = max(1, reconnect_max_attempts)
@@ -82,6 +88,17 @@ class Core(Subscribing, Closing, PublishQueue):
         self._next_msg_id = 0
         #: Messages queued again after a lost connection (idempotent).
         self.republished = 0
+
+    @property
+    def server(self) -> str:
+        """The broker's HOST:PORT: of several, the one the client is
+        connected to or tries now."""
+        return self._servers[self._current]
+
+    @property
+    def servers(self) -> List[str]:
+        """Every address given, in the order they are tried."""
+        return list(self._servers)
 
     # -- what the subclasses provide -----------------------------------------
     # (and _room_freed, _closing_requested: see PublishQueue, Closing)

@@ -3,11 +3,12 @@ arguments of connect() and, for what they leave unset, the TINYBROKER_*
 environment variables (as tinybroker-cli and the C++ client read them)."""
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
 
 import grpc
 
+from ._servers import ServerSpec, split_servers
 from ._tls_diagnosis import TlsFiles, check_key_pair
 from .errors import SecurityError
 
@@ -36,6 +37,8 @@ class Settings:
     tls_files: TlsFiles = TlsFiles()
     #: The client's name (connect's `name`), sent with every call; or None.
     name: Optional[str] = None
+    #: Every address given (issue 30): `server` is the first of them.
+    servers: List[str] = field(default_factory=list)
 
 
 def _env(name: str) -> Optional[str]:
@@ -59,14 +62,16 @@ def _check_token(token: str) -> str:
     return token
 
 
-def resolve(server: Optional[str] = None, *, token: Optional[str] = None,
+def resolve(server: Optional[ServerSpec] = None, *, token: Optional[str] = None,
             token_file: Optional[str] = None, ca: Optional[str] = None,
             cert: Optional[str] = None, key: Optional[str] = None,
             tls_server_name: Optional[str] = None,
             channel_options: Sequence[Tuple[str, object]] = ()) -> Settings:
     """Returns the settings; an argument beats its variable. Raises
-    SecurityError for settings that cannot be used."""
-    server = server or _env("TINYBROKER_SERVER") or DEFAULT_SERVER
+    SecurityError for settings that cannot be used, InvalidRequestError for
+    an empty address among several."""
+    servers = split_servers(server or _env("TINYBROKER_SERVER")
+                            or DEFAULT_SERVER)
     if token is not None and token_file is not None:
         raise SecurityError("give token or token_file, not both")
     if token is None and token_file is None:
@@ -105,23 +110,30 @@ def resolve(server: Optional[str] = None, *, token: Optional[str] = None,
         if name:
             options.append(("grpc.ssl_target_name_override", name))
     files = TlsFiles(ca, cert, key, name) if credentials else TlsFiles()
-    return Settings(server, credentials, metadata, options, files)
+    return Settings(servers[0], credentials, metadata, options, files,
+                    servers=servers)
 
 
-def make_channel(settings: Settings) -> grpc.Channel:
-    """Returns a threaded-API channel for `settings`."""
+def make_channel(settings: Settings,
+                 server: Optional[str] = None) -> grpc.Channel:
+    """Returns a threaded-API channel for `settings`, to `server` (one of
+    its addresses) or its first address."""
+    target = server or settings.server
     if settings.credentials is None:
-        return grpc.insecure_channel(settings.server, options=settings.options)
-    return grpc.secure_channel(settings.server, settings.credentials,
+        return grpc.insecure_channel(target, options=settings.options)
+    return grpc.secure_channel(target, settings.credentials,
                                options=settings.options)
 
 
-def make_aio_channel(settings: Settings) -> "grpc.aio.Channel":
-    """Returns an asyncio channel for `settings`."""
+def make_aio_channel(settings: Settings,
+                     server: Optional[str] = None) -> "grpc.aio.Channel":
+    """Returns an asyncio channel for `settings`, to `server` or its first
+    address."""
     from grpc import aio
+    target = server or settings.server
     if settings.credentials is None:
-        return aio.insecure_channel(settings.server, options=settings.options)
-    return aio.secure_channel(settings.server, settings.credentials,
+        return aio.insecure_channel(target, options=settings.options)
+    return aio.secure_channel(target, settings.credentials,
                               options=settings.options)
 
 

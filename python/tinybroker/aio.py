@@ -13,6 +13,7 @@ they stay plain methods; call them on the client's event loop.
 """
 
 import asyncio
+import time
 import inspect
 from typing import (Any, AsyncIterator, Awaitable, Callable, Generator, List,
                     Optional, Sequence, Tuple)
@@ -26,6 +27,7 @@ from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import AsyncPublishing
 from ._requests import AsyncRequests
+from ._servers import ServerSpec
 from ._settings import Settings, make_aio_channel, resolve
 from ._types import END, merge_queued_answers
 from .subscription import (AsyncDeliveryCallback, AsyncSubscription,
@@ -63,13 +65,18 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
                  on_error: Optional[Callable[[BaseException], None]] = None,
                  max_pending_publishes: int = 16384,
                  publish_block: float = 10.0,
-                 idempotent: bool = False) -> None:
+                 idempotent: bool = False,
+                 randomize_servers: bool = True) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
                          max_queued, close_timeout, on_error,
-                         max_pending_publishes, publish_block, idempotent)
-        self._channel = make_aio_channel(settings)
-        self._stub = pb_grpc.BrokerStub(self._channel)
+                         max_pending_publishes, publish_block, idempotent,
+                         randomize_servers)
+        # A channel per address (issue 30), as tinybroker.Client.
+        self._channels = [make_aio_channel(settings, server)
+                          for server in self._servers]
+        self._stubs = [pb_grpc.BrokerStub(channel)
+                       for channel in self._channels]
         self._changed = asyncio.Event()
         self._room = asyncio.Event()  # set (and replaced) when room frees
         self._closing = asyncio.Event()
@@ -80,6 +87,14 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
         #: Whether the stream opens on first need rather than at connect.
         self.lazy = lazy
         self._raises_first = not lazy
+
+    @property
+    def _channel(self) -> "grpc.aio.Channel":
+        return self._channels[self._current]
+
+    @property
+    def _stub(self) -> pb_grpc.BrokerStub:
+        return self._stubs[self._current]
 
     # -- Core's hooks --------------------------------------------------------
 
@@ -133,13 +148,37 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
                 pass
 
     async def _channel_ready(self) -> bool:
-        """After a loss: waits until the channel connects (see Client)."""
+        """After a loss: waits until the channel connects (see Client); with
+        several addresses a failed connection ends the wait at once."""
+        if len(self._servers) > 1:
+            return await self._channel_reachable()
         try:
             await asyncio.wait_for(self._channel.channel_ready(),
                                    max(self._backoff))
             return True
         except asyncio.TimeoutError:
             return False
+
+    async def _channel_reachable(self) -> bool:
+        """Waits (up to the longest backoff) until the current channel is
+        READY (True) or fails to connect (False)."""
+        channel = self._channel
+        deadline = time.monotonic() + max(self._backoff)
+        state = channel.get_state(try_to_connect=True)
+        while state != grpc.ChannelConnectivity.READY:
+            if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                         grpc.ChannelConnectivity.SHUTDOWN):
+                return False
+            left = deadline - time.monotonic()
+            if left <= 0 or self._closing.is_set():
+                return False
+            try:
+                await asyncio.wait_for(channel.wait_for_state_change(state),
+                                       left)
+            except asyncio.TimeoutError:
+                return False
+            state = channel.get_state(try_to_connect=True)
+        return True
 
     async def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not await self._channel_ready():
@@ -308,7 +347,8 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
         if self._callback_task is not None:
             self._callback_task.cancel()
             await asyncio.wait([self._callback_task])
-        await self._channel.close()
+        for channel in self._channels:
+            await channel.close()
 
     async def __aenter__(self) -> "AsyncClient":
         return self
@@ -337,7 +377,7 @@ class _Connecting:
             await self._client.close()
 
 
-def connect(server: Optional[str] = None, *, token: Optional[str] = None,
+def connect(server: Optional[ServerSpec] = None, *, token: Optional[str] = None,
             token_file: Optional[str] = None, ca: Optional[str] = None,
             cert: Optional[str] = None, key: Optional[str] = None,
             tls_server_name: Optional[str] = None, timeout: float = 5.0,

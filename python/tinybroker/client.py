@@ -21,6 +21,7 @@ from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import Publishing
 from ._requests import Requests
+from ._servers import ServerSpec
 from ._settings import Settings, make_channel, resolve
 from ._types import END, Delivery, merge_queued_answers
 from .subscription import (DeliveryCallback, DroppedCallback, Subscription,
@@ -61,13 +62,19 @@ class Client(Core, Publishing, Admin, Requests):
                  on_error: Optional[Callable[[BaseException], None]] = None,
                  max_pending_publishes: int = 16384,
                  publish_block: float = 10.0,
-                 idempotent: bool = False) -> None:
+                 idempotent: bool = False,
+                 randomize_servers: bool = True) -> None:
         super().__init__(settings, reconnect_initial_backoff,
                          reconnect_max_backoff, reconnect_max_attempts,
                          max_queued, close_timeout, on_error,
-                         max_pending_publishes, publish_block, idempotent)
-        self._channel = make_channel(settings)
-        self._stub = pb_grpc.BrokerStub(self._channel)
+                         max_pending_publishes, publish_block, idempotent,
+                         randomize_servers)
+        # A channel per address (issue 30); `_channel` and `_stub` are the
+        # current address's.
+        self._channels = [make_channel(settings, server)
+                          for server in self._servers]
+        self._stubs = [pb_grpc.BrokerStub(channel)
+                       for channel in self._channels]
         self._lock = threading.Condition()  # reentrant
         self._closing = False
         self._call: Any = None
@@ -82,6 +89,14 @@ class Client(Core, Publishing, Admin, Requests):
         if not lazy:
             self._start()
             self._wait_first(connect_timeout)
+
+    @property
+    def _channel(self) -> grpc.Channel:
+        return self._channels[self._current]
+
+    @property
+    def _stub(self) -> pb_grpc.BrokerStub:
+        return self._stubs[self._current]
 
     # -- Core's hooks --------------------------------------------------------
 
@@ -137,7 +152,11 @@ class Client(Core, Publishing, Admin, Requests):
     def _channel_ready(self) -> bool:
         """After a loss: waits (up to the longest backoff) until the channel
         connects, as the C++ client does; a stream opened on a channel that
-        is still failing may hang instead of failing."""
+        is still failing may hang instead of failing. With several
+        addresses, a failed connection ends the wait at once (the next
+        address is tried)."""
+        if len(self._servers) > 1:
+            return self._channel_reachable()
         ready = grpc.channel_ready_future(self._channel)
         deadline = time.monotonic() + max(self._backoff)
         try:
@@ -150,6 +169,31 @@ class Client(Core, Publishing, Admin, Requests):
             return False
         finally:
             ready.cancel()
+
+    def _channel_reachable(self) -> bool:
+        """Waits (up to the longest backoff) until the current channel is
+        READY (True) or fails to connect (False), as the C++ client's
+        wait_reachable does."""
+        outcome: List[bool] = []
+        done = threading.Event()
+
+        def watch(state: grpc.ChannelConnectivity) -> None:
+            if state == grpc.ChannelConnectivity.READY:
+                outcome.append(True)
+                done.set()
+            elif state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
+                           grpc.ChannelConnectivity.SHUTDOWN):
+                done.set()
+        channel = self._channel
+        channel.subscribe(watch, try_to_connect=True)
+        deadline = time.monotonic() + max(self._backoff)
+        try:
+            while not self._closing and time.monotonic() < deadline:
+                if done.wait(0.05):
+                    return bool(outcome)
+            return False
+        finally:
+            channel.unsubscribe(watch)
 
     def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not self._channel_ready():
@@ -336,7 +380,8 @@ class Client(Core, Publishing, Admin, Requests):
         self._stop.set()
         if self._started and not own:
             self._callback_thread.join(self._close_timeout)
-        self._channel.close()
+        for channel in self._channels:
+            channel.close()
 
     def __enter__(self) -> "Client":
         return self
@@ -345,7 +390,7 @@ class Client(Core, Publishing, Admin, Requests):
         self.close()
 
 
-def connect(server: Optional[str] = None, *, token: Optional[str] = None,
+def connect(server: Optional[ServerSpec] = None, *, token: Optional[str] = None,
             token_file: Optional[str] = None, ca: Optional[str] = None,
             cert: Optional[str] = None, key: Optional[str] = None,
             tls_server_name: Optional[str] = None, timeout: float = 5.0,
@@ -353,7 +398,12 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
             **options: Any) -> Client:
     """Connects to the broker at `server` (HOST:PORT; default
     TINYBROKER_SERVER, else 127.0.0.1:7400) and returns a Client once the
-    broker answered on a Session stream. Unset token and TLS settings come
+    broker answered on a Session stream. `server` may name several
+    brokers, the nodes of a cluster (issue 30): "HOST:PORT,HOST:PORT" or a
+    list; they are shuffled (as NATS clients do; `randomize_servers=False`
+    keeps the order), the first that answers is used, and when its stream
+    is lost the client goes on with the next one, subscribing again (see
+    docs/client.md, "Several addresses and failover"). Unset token and TLS settings come
     from TINYBROKER_TOKEN, TINYBROKER_TOKEN_FILE, TINYBROKER_CA,
     TINYBROKER_CERT, TINYBROKER_KEY and TINYBROKER_TLS_SERVER_NAME. Raises
     ConnectError (refused: at once; no answer: after `timeout` s), AuthError,
@@ -364,7 +414,7 @@ def connect(server: Optional[str] = None, *, token: Optional[str] = None,
     --sessions`/`--members` and log: it travels as the
     `tinybroker-client-name` metadata of every call. `options`:
     the Client's keywords (reconnect_max_attempts, max_queued, on_error,
-    max_pending_publishes, publish_block, idempotent). With
+    max_pending_publishes, publish_block, idempotent, randomize_servers). With
     `idempotent=True` every message gets a msg_id (unless it has one) and
     the publishes unconfirmed when a connection is lost are sent again with
     the same ids after the reconnect: the broker confirms a copy it already
