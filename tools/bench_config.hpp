@@ -8,6 +8,10 @@
 #include <cstdint>
 #include <string>
 
+namespace tb::client {
+class connection;
+} // namespace tb::client
+
 namespace tb::bench {
 
 /// The subscription id every subscriber and worker uses on its own stream.
@@ -50,6 +54,17 @@ enum class scenario_kind {
 struct run_config {
   /// The broker's address, `HOST:PORT`.
   std::string server;
+  /// The address the publishing sessions use (`--publish-server`; issue
+  /// 30: a cluster's node); empty: `server`.
+  std::string publish_server;
+  /// The address the subscribers, workers and responders use
+  /// (`--subscribe-server`); empty: `server`.
+  std::string subscribe_server;
+  /// The connections to those two, made by main (null: the run's main
+  /// connection, to `server`); see `publish_connection`.
+  client::connection* publish_conn = nullptr;
+  /// See `publish_conn`.
+  client::connection* subscribe_conn = nullptr;
   /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle",
   /// "held", or a routing scenario (tools/bench_routing.hpp).
   std::string scenario = "fanout";

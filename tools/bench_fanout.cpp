@@ -105,14 +105,14 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     subs.push_back(std::make_unique<subscriber>());
     subs.back()->latencies.reserve(cfg.messages);
-    if (!start_subscriber(conn, *subs.back(),
+    if (!start_subscriber(subscribe_connection(conn, cfg), *subs.back(),
                           "bench-subscriber-" + std::to_string(i + 1),
                           topics.pattern)) {
       errorf("UNAVAILABLE", "subscriber %u not subscribed", i + 1);
       return exit_usage;
     }
   }
-  auto publishers = open_publishers(conn, cfg);
+  auto publishers = open_publishers(publish_connection(conn, cfg), cfg);
   publish_stats pub;
   std::atomic<bool> stop_subscribers{false};
   for (auto& sub : subs)

@@ -158,7 +158,7 @@ int run_held(client::connection& conn, const run_config& cfg) {
   auto group = "bench-" + run_id;
   if (!create_group(conn, cfg, group, topics.pattern))
     return exit_usage;
-  auto publishers = open_publishers(conn, cfg);
+  auto publishers = open_publishers(publish_connection(conn, cfg), cfg);
   publish_stats pub;
   auto start = now_ns();
   auto deadline = start + static_cast<int64_t>(cfg.max_seconds * 1e9);

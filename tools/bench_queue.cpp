@@ -151,7 +151,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
   for (unsigned i = 0; i < cfg.workers; ++i) {
     workers.push_back(std::make_unique<worker>());
     workers.back()->latencies.reserve(cfg.messages / cfg.workers + 1);
-    if (!start_worker(conn, cfg, *workers.back(),
+    if (!start_worker(subscribe_connection(conn, cfg), cfg, *workers.back(),
                       "bench-worker-" + std::to_string(workers.size()), group,
                       pattern)) {
       errorf("UNAVAILABLE", "worker %u did not join", i + 1);
@@ -159,7 +159,7 @@ int run_queue(client::connection& conn, const run_config& cfg) {
       return exit_usage;
     }
   }
-  auto publishers = open_publishers(conn, cfg);
+  auto publishers = open_publishers(publish_connection(conn, cfg), cfg);
   publish_stats pub;
   std::atomic<bool> stop_workers{false};
   for (auto& w : workers)

@@ -265,6 +265,20 @@ inline constexpr int exit_lost = 1;
 /// Exit code: usage error, or a stream or call failed.
 inline constexpr int exit_usage = 2;
 
+/// The connection the run's publishers use: --publish-server's, else
+/// `conn` (--server's).
+inline client::connection& publish_connection(client::connection& conn,
+                                              const run_config& cfg) {
+  return cfg.publish_conn != nullptr ? *cfg.publish_conn : conn;
+}
+
+/// The connection the run's subscribers, workers and responders use:
+/// --subscribe-server's, else `conn`.
+inline client::connection& subscribe_connection(client::connection& conn,
+                                                const run_config& cfg) {
+  return cfg.subscribe_conn != nullptr ? *cfg.subscribe_conn : conn;
+}
+
 /// Runs a fan-out scenario (S1, S2, S4, S5; tools/bench_fanout.cpp):
 /// prints the result and returns the exit code.
 int run_fanout(client::connection& conn, const run_config& cfg);

@@ -51,11 +51,12 @@ void respond(client::session& session, const std::atomic<bool>& stop,
 int run_request(client::connection& conn, const run_config& cfg) {
   auto run_id = random_run_id();
   auto topic = "bench." + run_id + ".rr";
-  auto responder = conn.open_session("bench-responder");
+  auto responder =
+      subscribe_connection(conn, cfg).open_session("bench-responder");
   responder->subscribe(subscription_id, topic, "", 1);
   if (!await_subscribed(*responder, "the responder's subscribe"))
     return exit_usage;
-  auto caller = conn.open_session("bench-caller");
+  auto caller = publish_connection(conn, cfg).open_session("bench-caller");
   std::atomic<bool> stop{false};
   std::atomic<uint64_t> answered{0};
   std::thread responder_thread{[&] {

@@ -197,6 +197,14 @@ int main(int argc, char** argv) {
                  std::string{"broker address HOST:PORT (env "} +
                      tb::client::server_env + "; default " +
                      tb::client::default_server + ")");
+  app.add_option("--publish-server", cfg.publish_server,
+                 "the broker address the publishers use (e.g. one node of a "
+                 "cluster; default: --server's)")
+      ->type_name("HOST:PORT");
+  app.add_option("--subscribe-server", cfg.subscribe_server,
+                 "the broker address the subscribers, workers and responders "
+                 "use (e.g. another node; default: --server's)")
+      ->type_name("HOST:PORT");
   app.add_option("--scenario", cfg.scenario, "the scenario")
       ->check(CLI::IsMember({"fanout",
                              "queue",
@@ -364,6 +372,35 @@ int main(int argc, char** argv) {
                      tb::client::explain_unreachable(conn.channel(), cfg.server,
                                                      security, reached, 5s));
     return exit_usage;
+  }
+  // Issue 30: the publishers and the subscribers may use other brokers
+  // (the nodes of a cluster) than --server, which sets up and reads stats.
+  std::unique_ptr<tb::client::connection> role_conns[2];
+  std::string* role_servers[2] = {&cfg.publish_server, &cfg.subscribe_server};
+  tb::client::connection** role_ptrs[2] = {&cfg.publish_conn,
+                                           &cfg.subscribe_conn};
+  for (int i = 0; i < 2; ++i) {
+    if (role_servers[i]->empty() || *role_servers[i] == cfg.server)
+      continue;
+    try {
+      role_conns[i] = std::make_unique<tb::client::connection>(
+          *role_servers[i], security, "tinybroker-bench");
+    } catch (const std::exception& e) {
+      tb::bench::error("INVALID_ARGUMENT", e.what());
+      return exit_usage;
+    }
+    auto role_reached =
+        tb::client::wait_reachable(*role_conns[i]->channel(), 5s);
+    if (role_reached != tb::client::reach_outcome::connected) {
+      tb::bench::error(
+          "UNAVAILABLE",
+          std::string{i == 0 ? "--publish-server: " : "--subscribe-server: "} +
+              tb::client::explain_unreachable(role_conns[i]->channel(),
+                                              *role_servers[i], security,
+                                              role_reached, 5s));
+      return exit_usage;
+    }
+    *role_ptrs[i] = role_conns[i].get();
   }
   switch (cfg.kind) {
   case scenario_kind::queue:
