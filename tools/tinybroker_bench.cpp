@@ -13,6 +13,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "client/addresses.hpp"
+#include "client/check.hpp"
 #include "client/connection.hpp"
 #include "client/grpc_log.hpp"
 #include "client/reach.hpp"
@@ -194,7 +196,8 @@ int main(int argc, char** argv) {
                        std::string{"tinybroker-bench "} + TINYBROKER_VERSION);
   cfg.server = tb::client::server_from_env();
   app.add_option("--server", cfg.server,
-                 std::string{"broker address HOST:PORT (env "} +
+                 std::string{"broker address HOST:PORT, or several joined by "
+                             "commas: the first that answers (env "} +
                      tb::client::server_env + "; default " +
                      tb::client::default_server + ")");
   app.add_option("--publish-server", cfg.publish_server,
@@ -357,22 +360,29 @@ int main(int argc, char** argv) {
   try {
     security = tb::client::resolve_security(
         security_flags, tb::client::security_sources_from_env());
-    // Each stream names itself ("bench-worker-3"); other calls say this.
-    conn_ptr = std::make_unique<tb::client::connection>(cfg.server, security,
-                                                        "tinybroker-bench");
+    // Issue 30: --server may name several brokers (a cluster's nodes,
+    // `tinybroker-cli --server A,B bench`): the first that answers is
+    // used. Each fails at once when nothing listens; a slow one is waited
+    // for up to 5 s. Each stream names itself ("bench-worker-3"); other
+    // calls say "tinybroker-bench".
+    auto addresses = tb::client::split_addresses(cfg.server);
+    auto found =
+        tb::client::connect_any(addresses, security, "tinybroker-bench", 5s);
+    if (!found.conn) {
+      tb::bench::error("UNAVAILABLE", tb::client::describe_connect_failures(
+                                          addresses, found.failures));
+      return exit_usage;
+    }
+    conn_ptr = std::move(found.conn);
+    cfg.server = found.address;
   } catch (const tb::client::security_error& e) {
     tb::bench::error("INVALID_ARGUMENT", e.what());
     return exit_usage;
-  }
-  auto& conn = *conn_ptr;
-  // Fails at once when nothing listens; waits up to 5 s for a slow broker.
-  auto reached = tb::client::wait_reachable(*conn.channel(), 5s);
-  if (reached != tb::client::reach_outcome::connected) {
-    tb::bench::error("UNAVAILABLE",
-                     tb::client::explain_unreachable(conn.channel(), cfg.server,
-                                                     security, reached, 5s));
+  } catch (const tb::client::invalid_request& e) {
+    tb::bench::error("INVALID_ARGUMENT", std::string{"--server: "} + e.what());
     return exit_usage;
   }
+  auto& conn = *conn_ptr;
   // Issue 30: the publishers and the subscribers may use other brokers
   // (the nodes of a cluster) than --server, which sets up and reads stats.
   std::unique_ptr<tb::client::connection> role_conns[2];

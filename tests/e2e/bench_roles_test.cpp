@@ -54,6 +54,18 @@ TEST_F(BenchRolesTest, PublishersAndSubscribersOnIndependentBrokersMeetNot) {
   EXPECT_NE(out.find("\"received\":0"), std::string::npos) << out;
 }
 
+TEST_F(BenchRolesTest, ServerListUsesTheFirstThatAnswers) {
+  // What `tinybroker-cli --server DEAD,A bench` passes on.
+  closed_port dead;
+  auto [code, out] = run_command(
+      bench_path(),
+      {"--server", dead.address() + "," + a_->address(), "--messages", "500",
+       "--paced", "--json", "--max-seconds", "30"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("\"server\":\"" + a_->address() + "\""), std::string::npos)
+      << out;
+}
+
 TEST_F(BenchRolesTest, AnUnreachableRoleServerIsNamed) {
   closed_port dead;
   auto [code, out] = run_command(
