@@ -69,6 +69,7 @@ class Closing:
             # node is not waited for); the backoff is waited only after a
             # round in which every address failed.
             self._current = (self._current + 1) % count
+            self.server = self._servers[self._current]
             if closing:
                 return None
             # Never connected yet: each attempt so far failed.

@@ -49,6 +49,9 @@ class Core(Subscribing, Closing, PublishQueue):
         self._servers = ordered(settings.servers or [settings.server],
                                 randomize_servers)
         self._current = 0
+        #: The broker's HOST:PORT: of several, the one the client is
+        #: connected to or tries now.
+        self.server = self._servers[0]
         self._server_failures: Dict[str, Tuple[grpc.StatusCode, str]] = {}
         self._settings = settings
         self._backoff = (reconnect_initial_backoff, reconnect_max_backoff)
@@ -88,12 +91,6 @@ class Core(Subscribing, Closing, PublishQueue):
         self._next_msg_id = 0
         #: Messages queued again after a lost connection (idempotent).
         self.republished = 0
-
-    @property
-    def server(self) -> str:
-        """The broker's HOST:PORT: of several, the one the client is
-        connected to or tries now."""
-        return self._servers[self._current]
 
     @property
     def servers(self) -> List[str]:
