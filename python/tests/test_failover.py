@@ -212,3 +212,17 @@ def test_asyncio_unreachable_first_address_is_passed_and_none_named(pair):
 
     asyncio.run(main())
     s.close()
+
+
+def test_connect_error_names_the_cause_at_each_address():
+    s1, first = closed_address()
+    s2, second = closed_address()
+    with pytest.raises(tinybroker.ConnectError) as err:
+        tinybroker.connect([first, second], **FAST)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 3, lines
+    for line, address in zip(lines[1:], (first, second)):
+        assert f"cannot reach the broker at {address}: nothing listens " \
+            "there" in line, line
+    s1.close()
+    s2.close()

@@ -180,10 +180,24 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
             state = channel.get_state(try_to_connect=True)
         return True
 
+    async def _connect_error(self) -> str:
+        """With several addresses: gRPC's message on why the current
+        channel cannot connect (see Client._connect_error)."""
+        if len(self._servers) == 1:
+            return ""
+        try:
+            await self._stub.Info(pb.InfoRequest(),
+                                  metadata=self._settings.metadata,
+                                  timeout=1.0)
+        except grpc.RpcError as err:
+            return err.details() or ""
+        return ""
+
     async def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not await self._channel_ready():
             self._connections += 1
             return False, grpc.StatusCode.UNAVAILABLE, \
+                await self._connect_error() or \
                 f"the broker at {self.server} does not accept connections"
         out: "asyncio.Queue[Any]" = asyncio.Queue()
         generation = self._open(out)

@@ -195,10 +195,25 @@ class Client(Core, Publishing, Admin, Requests):
         finally:
             channel.unsubscribe(watch)
 
+    def _connect_error(self) -> str:
+        """With several addresses: gRPC's message on why the current
+        channel cannot connect (a short Info call that does not wait for
+        the connection), so that the ConnectError names the cause at each
+        address; "" otherwise."""
+        if len(self._servers) == 1:
+            return ""
+        try:
+            self._stub.Info(pb.InfoRequest(), metadata=self._settings.metadata,
+                            timeout=1.0)
+        except grpc.RpcError as err:
+            return err.details() or ""
+        return ""
+
     def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not self._channel_ready():
             self._connections += 1
             return False, grpc.StatusCode.UNAVAILABLE, \
+                self._connect_error() or \
                 f"the broker at {self.server} does not accept connections"
         out: "queue.Queue[Any]" = queue.Queue()
         generation = self._open(out)
