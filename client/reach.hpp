@@ -13,7 +13,8 @@
 
 namespace tb::client {
 
-/// The environment variable naming the broker's address (`HOST:PORT`).
+/// The environment variable naming the broker's address (`HOST:PORT`, or
+/// several joined by commas: see client/addresses.hpp).
 inline constexpr const char* server_env = "TINYBROKER_SERVER";
 
 /// The broker's default listen address, which clients use when neither a
