@@ -63,8 +63,9 @@ bool ClusterFixture::start(cluster_node& n, const std::string& extra,
               "]\nheartbeat = \"100ms\"\ndead_after = \"500ms\"\n" + extra +
               "\n" + tail;
   n.config = write_temp_file(text, ".toml");
-  n.process = std::make_unique<broker_process>(
-      std::vector<std::string>{"--config", n.config});
+  std::vector<std::string> args{"--config", n.config};
+  args.insert(args.end(), n.args.begin(), n.args.end());
+  n.process = std::make_unique<broker_process>(args);
   return n.process->wait_ready(timeout);
 }
 

@@ -26,6 +26,8 @@ struct cluster_node {
   uint16_t port = 0;
   /// Its config file.
   std::string config;
+  /// More command-line arguments of the broker (e.g. a metrics listener).
+  std::vector<std::string> args;
   /// The running process; null while stopped.
   std::unique_ptr<broker_process> process;
 };
