@@ -69,7 +69,8 @@ void cluster_accept(cluster_pointer self, const cluster_hello& hello,
                     hello_verdict::kind_t verdict) {
   auto& st = self->state;
   auto& peer = st.book.record_up(hello, cluster_wall_ms());
-  st.peer_actors[hello.name] = hello.cluster;
+  st.peers[hello.name] =
+      cluster_peer_handles{hello.cluster, hello.router, hello.epoch};
   self->monitor(hello.cluster);
   log::info(verdict == hello_verdict::rejoin ? "cluster peer rejoined"
                                              : "cluster peer joined",
@@ -194,11 +195,11 @@ void cluster_dial(cluster_pointer self, const std::string& address) {
 // Handles the down message of a peer's cluster actor: the node is gone.
 void cluster_peer_gone(cluster_pointer self, const caf::down_msg& msg) {
   auto& st = self->state;
-  for (auto i = st.peer_actors.begin(); i != st.peer_actors.end(); ++i) {
-    if (i->second.address() != msg.source)
+  for (auto i = st.peers.begin(); i != st.peers.end(); ++i) {
+    if (i->second.cluster.address() != msg.source)
       continue;
     auto name = i->first;
-    st.peer_actors.erase(i);
+    st.peers.erase(i);
     log::warn("cluster peer down", {{"node", st.settings.config.node_name},
                                     {"peer", name},
                                     {"reason", caf::to_string(msg.reason)}});

@@ -48,6 +48,17 @@ struct cluster_settings {
   caf::actor dialer;
 };
 
+/// A live peer's handles: the directory later points (groups across nodes,
+/// issue 30 points 3 and 4) route by. Only handles of the peer's own actors.
+struct cluster_peer_handles {
+  /// The peer's cluster actor (monitored: its down message is the loss).
+  caf::actor cluster;
+  /// The peer's router.
+  caf::actor router;
+  /// The peer's epoch: a restarted peer replaces its entry.
+  uint64_t epoch = 0;
+};
+
 /// The state of a cluster actor.
 struct cluster_state {
   /// The actor's name in CAF's logs.
@@ -64,8 +75,8 @@ struct cluster_state {
   cluster_book book;
   /// The greeting this node sends.
   cluster_hello hello;
-  /// The live peers' cluster actors, by node name.
-  std::map<std::string, caf::actor> peer_actors;
+  /// The live peers' handles, by node name.
+  std::map<std::string, cluster_peer_handles> peers;
   /// Who waits for the node to be ready.
   std::vector<caf::response_promise> waiting;
   /// True once the node reported ready.

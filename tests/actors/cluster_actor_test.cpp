@@ -189,6 +189,11 @@ TEST_F(ClusterActorTest, ANodeLossIsSeenAndTheRestartedNodeRejoins) {
   EXPECT_EQ(p.state, "synced");
   EXPECT_EQ(p.reconnects, 1u);
   EXPECT_EQ(p.node_id, "id-n3-again");
+  // The directory holds the new node's own handles and epoch.
+  auto& handles = state(n1).peers.at("n3");
+  EXPECT_EQ(handles.cluster, caf::actor_cast<caf::actor>(again));
+  EXPECT_EQ(handles.epoch, state(again).hello.epoch);
+  EXPECT_EQ(handles.router, state(again).hello.router);
 }
 
 } // namespace
