@@ -117,3 +117,11 @@ CAF_ADD_ATOM(tinybroker, tb, peer_up_atom, "peer_up")
 /// Cluster actor -> router: a peer node is gone; drop what it was interested
 /// in and fail what waits on it.
 CAF_ADD_ATOM(tinybroker, tb, peer_down_atom, "peer_down")
+/// Cluster actor -> a peer's cluster actor: greeting (name, version, epoch,
+/// node id, router); answered with the peer's own greeting or refused.
+CAF_ADD_ATOM(tinybroker, tb, hello_atom, "hello")
+/// Server or stats -> cluster actor: ready once every reachable peer synced;
+/// with get_atom: describe the cluster.
+CAF_ADD_ATOM(tinybroker, tb, cluster_atom, "cluster")
+/// Timer of the cluster actor: dial a peer's address (again).
+CAF_ADD_ATOM(tinybroker, tb, dial_atom, "dial")

@@ -29,6 +29,7 @@
 #include <caf/typed_event_based_actor.hpp>
 
 #include "actors/atoms.hpp"
+#include "actors/cluster_types.hpp"
 #include "actors/dedup_types.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
@@ -331,6 +332,14 @@ using router_actor = caf::typed_actor<
     caf::replies_to<peer_up_atom, std::string, caf::actor>::with<caf::ok_atom>,
     caf::reacts_to<peer_down_atom, std::string>>;
 
+/// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
+/// peers, watches them and tells the router who is up.
+using cluster_actor = caf::typed_actor<
+    caf::replies_to<hello_atom, cluster_hello>::with<cluster_hello>,
+    caf::replies_to<cluster_atom>::with<caf::ok_atom>,
+    caf::replies_to<caf::get_atom, cluster_atom>::with<cluster_view>,
+    caf::reacts_to<dial_atom, std::string>, caf::reacts_to<tick_atom>>;
+
 } // namespace tb
 
 // -- type IDs -----------------------------------------------------------------
@@ -373,6 +382,9 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::reply_body))
 CAF_ADD_TYPE_ID(tinybroker, (tb::request_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_query))
 CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_reply))
+CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_hello))
+CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_peer_view))
+CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_view))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -42,6 +42,16 @@ add_library(caf_core INTERFACE)
 target_include_directories(caf_core SYSTEM INTERFACE ${CAF_INCLUDE_DIR})
 target_link_libraries(caf_core INTERFACE ${CAF_CORE_LIB} Threads::Threads)
 add_library(CAF::core ALIAS caf_core)
+# The network layer and its TLS, for a cluster of nodes (docs/cluster.md);
+# a single node loads neither at run time.
+find_library(CAF_IO_LIB caf_io REQUIRED)
+find_library(CAF_OPENSSL_LIB caf_openssl REQUIRED)
+add_library(caf_io INTERFACE)
+target_link_libraries(caf_io INTERFACE ${CAF_IO_LIB} caf_core)
+add_library(CAF::io ALIAS caf_io)
+add_library(caf_openssl INTERFACE)
+target_link_libraries(caf_openssl INTERFACE ${CAF_OPENSSL_LIB} caf_io)
+add_library(CAF::openssl ALIAS caf_openssl)
 # Under ThreadSanitizer every program with CAF gets the mailbox hooks that
 # show TSan CAF's message hand-over (tests/tsan/caf_mailbox_hooks.cpp);
 # -rdynamic exports them so that they take libcaf_core's place.

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "config/auth_config.hpp"
+#include "config/cluster_config.hpp"
 #include "config/tls_config.hpp"
 
 namespace tb {
@@ -318,6 +319,8 @@ struct broker_config {
   tls_config tls;
   /// Token authentication and permissions.
   auth_config auth;
+  /// The cluster this node belongs to (`[cluster]`); none by default.
+  cluster_config cluster;
   /// Where this config came from: a file path or "built-in defaults".
   std::string source = "built-in defaults";
 };
@@ -328,12 +331,14 @@ inline bool operator==(const broker_config& x, const broker_config& y) {
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
                   x.reflection, x.metrics, x.console, x.worker_threads,
                   x.scheduler, x.limits, x.dedup, x.auto_create_groups,
-                  x.group_defaults, x.groups, x.tls, x.auth, x.source) ==
+                  x.group_defaults, x.groups, x.tls, x.auth, x.cluster,
+                  x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
                   y.reflection, y.metrics, y.console, y.worker_threads,
                   y.scheduler, y.limits, y.dedup, y.auto_create_groups,
-                  y.group_defaults, y.groups, y.tls, y.auth, y.source);
+                  y.group_defaults, y.groups, y.tls, y.auth, y.cluster,
+                  y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

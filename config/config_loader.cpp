@@ -19,6 +19,8 @@
 //   [groups.NAME]     declares group NAME: `pattern` is required, the other
 //                     keys override [groups.defaults], wherever that is
 //   [auth]            enabled, [[auth.tokens]] (config/auth_loader.cpp)
+//   [cluster]         name, listen, peers, heartbeat, dead_after, tls, ...
+//                     (config/cluster_loader.cpp; none = a single node)
 //
 // Durations: digits with unit ms, s, m or h ("250ms", "30s", "2m"), or an
 // integer (or digit string) of milliseconds; at most 8760h. Sizes (the
@@ -170,6 +172,10 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"auth",
         [&r, &cfg](const toml::value& v, const std::string& path) {
           detail::read_auth(r, v, path, cfg.auth);
+        }},
+       {"cluster",
+        [&r, &cfg](const toml::value& v, const std::string& path) {
+          detail::read_cluster(r, v, path, cfg.cluster);
         }}},
       nullptr);
 }
@@ -292,6 +298,7 @@ load_result load_text(std::string_view toml_text, const std::string& name,
     read_document(r, root, cfg);
     check_groups(r, cfg, policies);
     check_tls(r, root, cfg);
+    detail::check_cluster(r, root, cfg);
     cfg.source = name;
     if (r.problems.empty())
       return cfg;

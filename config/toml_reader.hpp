@@ -282,4 +282,14 @@ public:
 void read_auth(reader& r, const toml::value& v, const std::string& path,
                auth_config& out);
 
+/// Reads the `[cluster]` table `v` at `path` into `out`
+/// (config/cluster_loader.cpp).
+void read_cluster(reader& r, const toml::value& v, const std::string& path,
+                  cluster_config& out);
+
+/// Checks what `[cluster]` needs of the rest of the file once it is read:
+/// `tls = true` needs `[tls]` with cert, key and client_ca.
+void check_cluster(reader& r, const toml::value& root,
+                   const broker_config& cfg);
+
 } // namespace tb::detail

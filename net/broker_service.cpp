@@ -4,6 +4,7 @@
 #include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "actors/session/unary_call.hpp"
+#include "net/cluster_node.hpp"
 #include "net/group_admin.hpp"
 #include "net/grpc_settings.hpp"
 #include "net/log.hpp"
@@ -225,6 +226,8 @@ void broker_service::collect_stats(const pb::StatsRequest& request,
   sources.auth = &auth_.counters();
   sources.by_load = by_load;
   sources.group_sums = std::move(group_sums);
+  if (cluster_)
+    done = with_cluster_stats(sys_, cluster_, std::move(done));
   tb::collect_stats(std::move(sources), request, std::move(done));
 }
 

@@ -70,6 +70,12 @@ public:
     info_ = info;
   }
 
+  /// Sets the cluster actor whose view Stats adds (docs/cluster.md); none
+  /// on a single node. Call before the server starts.
+  void set_cluster(cluster_actor cluster) {
+    cluster_ = std::move(cluster);
+  }
+
   /// Refuses new calls and ends every stream with UNAVAILABLE.
   void shut_down();
 
@@ -149,6 +155,7 @@ private:
   std::atomic<bool> shutting_down_{false};
   session_registry sessions_;
   log_actor logger_;
+  cluster_actor cluster_;
   auth_gate auth_;
   std::chrono::steady_clock::time_point started_ =
       std::chrono::steady_clock::now();

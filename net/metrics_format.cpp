@@ -373,6 +373,8 @@ std::string render_metrics(const pb::StatsReply& reply,
       for (const auto& t : reply.topics())
         sample(out, m.name, one_label("topic", t.name()), count(m.value(t)));
     }
+  if (reply.has_cluster())
+    out += render_cluster_metrics(reply.cluster());
   return out;
 }
 

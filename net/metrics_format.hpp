@@ -53,6 +53,10 @@ std::string render_tls_expiry(int64_t not_after);
 /// `\\`, `"` as `\"` and a newline as `\n`.
 std::string escape_label_value(std::string_view value);
 
+/// Renders the cluster section of Stats (net/cluster_metrics.cpp): the
+/// nodes this node sees up, and one series per peer and link state.
+std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c);
+
 /// Formats `value` as the text format writes numbers: the shortest digits
 /// that read back as the same double, in scientific notation only for
 /// exponents below -4 or from 6 up (as the Prometheus Go client writes

@@ -20,6 +20,7 @@
 #include "actors/scheduler/scheduler_choice.hpp"
 #include "actors/session/session_actor.hpp"
 #include "net/broker_service.hpp"
+#include "net/cluster_node.hpp"
 #include "net/grpc_settings.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
@@ -34,9 +35,12 @@ namespace {
 // The CAF configuration of a broker.
 class system_config : public caf::actor_system_config {
 public:
-  system_config(std::size_t worker_threads, const std::string& scheduler) {
+  system_config(const broker_config& cfg) {
     tb::add_message_types(*this);
-    use_scheduler(*this, scheduler, worker_threads);
+    use_scheduler(*this, cfg.scheduler, cfg.worker_threads);
+    // A single node loads no network layer at all.
+    if (cfg.cluster.enabled())
+      configure_cluster(*this, cfg);
   }
 };
 
@@ -61,8 +65,7 @@ broker_server::~broker_server() {
 error_info broker_server::start() {
   prefer_sized_reads();
   skip_lock_order_checks();
-  system_config_ =
-      std::make_unique<system_config>(cfg_.worker_threads, cfg_.scheduler);
+  system_config_ = std::make_unique<system_config>(cfg_);
   system_ = std::make_unique<caf::actor_system>(*system_config_);
   broker_context ctx;
   ctx.limits = cfg_.limits;
@@ -76,6 +79,10 @@ error_info broker_server::start() {
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
   if (auto err = create_declared_groups()) {
+    release();
+    return err;
+  }
+  if (auto err = start_node()) {
     release();
     return err;
   }
@@ -93,6 +100,8 @@ error_info broker_server::start() {
                        service->collect_stats(req, std::move(done));
                      }});
   service_->set_logger(logger_);
+  if (cluster_)
+    service_->set_cluster(cluster_);
   grpc::EnableDefaultHealthCheckService(cfg_.health_service);
   if (cfg_.reflection)
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -159,6 +168,9 @@ error_info broker_server::start() {
   info.set_dedup_max_ids(cfg_.dedup.max_ids);
   info.set_tls_enabled(cfg_.tls.enabled());
   info.set_client_certificates(cfg_.tls.mutual());
+  info.set_node_name(cfg_.cluster.node_name);
+  info.set_cluster_listen(cfg_.cluster.enabled() ? cfg_.cluster.listen
+                                                 : std::string{});
   service_->set_info(info);
   running_ = true;
   return {};
@@ -218,6 +230,24 @@ error_info broker_server::start_metrics() {
     return make_error_info(err.code, "metrics listener: " + err.text);
   }
   metrics_address_ = metrics_->address();
+  return {};
+}
+
+error_info broker_server::start_node() {
+  if (!cfg_.cluster.enabled())
+    return {};
+  if (auto err = start_cluster(*system_, cfg_, router_, cluster_))
+    return err;
+  // No publish before the remote interest is known (nats-server #439):
+  // gRPC starts serving only once every reachable peer synced. The book
+  // is ready by 2 x dead_after at the latest; the margin is for a bug.
+  auto patience = 4 * cfg_.cluster.dead_after + std::chrono::seconds(2);
+  log::info("cluster: waiting for the first sync with the peers before "
+            "serving",
+            {{"node", cfg_.cluster.node_name}});
+  if (!wait_cluster_ready(*system_, cluster_, patience))
+    log::warn("cluster: not ready in time; serving anyway",
+              {{"node", cfg_.cluster.node_name}});
   return {};
 }
 
@@ -345,6 +375,9 @@ void broker_server::release() {
     caf::anon_send_exit(publisher, caf::exit_reason::user_shutdown);
   if (router_)
     caf::anon_send_exit(router_, caf::exit_reason::user_shutdown);
+  if (cluster_)
+    caf::anon_send_exit(cluster_, caf::exit_reason::user_shutdown);
+  cluster_ = nullptr;
   publishers_.clear();
   router_ = nullptr;
   metrics_.reset();

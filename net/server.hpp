@@ -92,6 +92,10 @@ public:
 private:
   error_info create_declared_groups();
 
+  // With [cluster]: starts the cluster actor and waits for the first sync
+  // with the peers (docs/cluster.md); nothing without.
+  error_info start_node();
+
   // Starts the metrics listener if the config has one.
   error_info start_metrics();
 
@@ -118,6 +122,7 @@ private:
   std::unique_ptr<caf::actor_system_config> system_config_;
   std::unique_ptr<caf::actor_system> system_;
   router_actor router_;
+  cluster_actor cluster_;
   std::vector<session_actor> publishers_;
   log_actor logger_;
   std::unique_ptr<broker_service> service_;

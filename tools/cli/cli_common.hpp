@@ -161,6 +161,9 @@ command add_health_command(CLI::App& app, const connection_options& opts);
 /// (the Info call).
 command add_info_command(CLI::App& app, const connection_options& opts);
 
+/// Adds `cluster` (the cluster section of Stats: nodes and link states).
+command add_cluster_command(CLI::App& app, const connection_options& opts);
+
 /// Adds `pub`: publish messages with confirm and print their ids.
 command add_pub_command(CLI::App& app, const connection_options& opts);
 

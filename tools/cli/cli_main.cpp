@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_stats_command(app, opts));
   commands.push_back(add_health_command(app, opts));
   commands.push_back(add_info_command(app, opts));
+  commands.push_back(add_cluster_command(app, opts));
   commands.push_back(add_bench_command(app, opts));
   set_examples(app, "  tinybroker-cli pub orders.eu.created '{\"id\": 1}'\n"
                     "  tinybroker-cli sub 'orders.>'\n"

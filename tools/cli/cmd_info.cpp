@@ -66,6 +66,8 @@ void print_info_json(const pb::InfoReply& info) {
       .boolean("auth_enabled", info.auth_enabled())
       .boolean("tls_enabled", info.tls_enabled())
       .boolean("client_certificates", info.client_certificates())
+      .text("node_name", info.node_name())
+      .text("cluster_listen", info.cluster_listen())
       .close_object();
   std::cout << out.str() << std::endl;
 }
@@ -94,6 +96,10 @@ void print_info_text(const pb::InfoReply& info) {
             << ", max_groups " << info.max_groups()
             << ", max_subscriptions_per_session "
             << info.max_subscriptions_per_session() << std::endl;
+  if (!info.node_name().empty())
+    std::cout << "cluster   node " << info.node_name()
+              << ", listening for its peers on " << info.cluster_listen()
+              << " (tinybroker-cli cluster lists them)" << std::endl;
 }
 
 // Calls Info and prints the answer.

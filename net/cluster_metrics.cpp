@@ -1,0 +1,67 @@
+// The cluster's lines of /metrics (docs/cluster.md, docs/operations.md):
+//
+//   tinybroker_cluster_nodes                   nodes up, this one included
+//   tinybroker_cluster_ready                   1 once the node is ready
+//   tinybroker_cluster_peer_state{peer,address,state}   1 for the state the
+//                                              link to each peer is in
+//   tinybroker_cluster_peer_reconnects_total{peer,address}
+
+#include "net/metrics_format.hpp"
+
+#include <string>
+
+#include "tinybroker.pb.h"
+
+namespace tb {
+
+namespace {
+
+// The link states a peer may be in, each its own series.
+constexpr const char* cluster_metric_states[] = {"connecting", "syncing",
+                                                 "synced", "down", "refused"};
+
+// Returns the labels of peer `p`, plus `extra` (`,name="value"` text).
+std::string cluster_peer_labels(const tinybroker::v1::ClusterPeer& p,
+                                const std::string& extra = {}) {
+  return "{peer=\"" + escape_label_value(p.name()) + "\",address=\"" +
+         escape_label_value(p.address()) + "\"" + extra + "}";
+}
+
+} // namespace
+
+std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
+  std::string out;
+  uint64_t up = 1; // this node
+  for (const auto& p : c.peers())
+    up += p.state() == "synced" || p.state() == "syncing" ? 1 : 0;
+  out += "# HELP tinybroker_cluster_nodes Nodes of the cluster this node "
+         "sees up, itself included.\n"
+         "# TYPE tinybroker_cluster_nodes gauge\n"
+         "tinybroker_cluster_nodes " +
+         std::to_string(up) + "\n";
+  out += "# HELP tinybroker_cluster_ready 1 once this node synced with every "
+         "reachable peer (it serves only then).\n"
+         "# TYPE tinybroker_cluster_ready gauge\n"
+         "tinybroker_cluster_ready " +
+         std::string(c.ready() ? "1" : "0") + "\n";
+  if (c.peers_size() == 0)
+    return out;
+  out += "# HELP tinybroker_cluster_peer_state 1 for the state of the link "
+         "to each peer (connecting, syncing, synced, down, refused), 0 for "
+         "the others.\n"
+         "# TYPE tinybroker_cluster_peer_state gauge\n";
+  for (const auto& p : c.peers())
+    for (auto* state : cluster_metric_states)
+      out += "tinybroker_cluster_peer_state" +
+             cluster_peer_labels(p, std::string{",state=\""} + state + "\"") +
+             (p.state() == state ? " 1\n" : " 0\n");
+  out += "# HELP tinybroker_cluster_peer_reconnects_total How often each "
+         "peer came back after it was down.\n"
+         "# TYPE tinybroker_cluster_peer_reconnects_total counter\n";
+  for (const auto& p : c.peers())
+    out += "tinybroker_cluster_peer_reconnects_total" + cluster_peer_labels(p) +
+           " " + std::to_string(p.reconnects()) + "\n";
+  return out;
+}
+
+} // namespace tb

@@ -1,0 +1,60 @@
+// The broker's side of a cluster (issue 30, docs/cluster.md): the CAF
+// network layer it loads for `[cluster]`, the cluster actor it publishes,
+// the wait for the first sync before serving, and the cluster section of
+// Stats. A broker without `[cluster]` calls none of this.
+
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "actors/protocol.hpp"
+#include "config/broker_config.hpp"
+#include "net/stats_collector.hpp"
+#include "routing/error.hpp"
+
+namespace caf {
+class actor_system;
+class actor_system_config;
+} // namespace caf
+
+namespace tinybroker::v1 {
+class ClusterStats;
+} // namespace tinybroker::v1
+
+namespace tb {
+
+/// Returns the app identifier this node sends in CAF's handshake:
+/// `cluster_app_identifier`, or the test-only override of the environment
+/// variable `cluster_app_identifier_env`.
+std::string cluster_version();
+
+/// Prepares `sys_cfg` for the cluster of `cfg`: loads CAF's middleman (and
+/// libcaf_openssl with `[cluster] tls`), sets the app identifier, the
+/// heartbeat and the connection timeout, and the TLS files of `[tls]`.
+void configure_cluster(caf::actor_system_config& sys_cfg,
+                       const broker_config& cfg);
+
+/// Spawns the cluster actor of `cfg` for `router` and publishes it on the
+/// cluster listen address; sets `out`. An error names the address that
+/// could not be bound.
+error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
+                         const router_actor& router, cluster_actor& out);
+
+/// Waits at most `patience` for `cluster` to report ready; false if it did
+/// not in time.
+bool wait_cluster_ready(caf::actor_system& sys, const cluster_actor& cluster,
+                        std::chrono::milliseconds patience);
+
+/// Returns `done` preceded by a question to `cluster`: the reply it gets
+/// carries the cluster section (a node that does not answer within a
+/// second leaves the section with its name only).
+stats_callback with_cluster_stats(caf::actor_system& sys,
+                                  const cluster_actor& cluster,
+                                  stats_callback done);
+
+/// Copies `view` into the Stats message `out`.
+void fill_cluster_stats(const cluster_view& view,
+                        tinybroker::v1::ClusterStats& out);
+
+} // namespace tb

@@ -1,0 +1,128 @@
+#include "tests/cluster/cluster_fixture.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "tinybroker.grpc.pb.h"
+
+namespace tb::test {
+
+namespace {
+
+// Returns a port on 127.0.0.1 that was free a moment ago.
+uint16_t cluster_free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+} // namespace
+
+void ClusterFixture::TearDown() {
+  for (auto& n : nodes)
+    if (n->process) {
+      ::kill(n->process->pid(), SIGCONT); // a stopped node must see SIGKILL
+      n->process.reset();                 // SIGKILL by PID
+    }
+}
+
+cluster_node& ClusterFixture::add_node(const std::string& name) {
+  auto n = std::make_unique<cluster_node>();
+  n->name = name;
+  n->port = cluster_free_port();
+  nodes.push_back(std::move(n));
+  return *nodes.back();
+}
+
+std::string ClusterFixture::cluster_address(const cluster_node& n) {
+  return "127.0.0.1:" + std::to_string(n.port);
+}
+
+bool ClusterFixture::start(cluster_node& n, const std::string& extra,
+                           const std::string& tail,
+                           std::chrono::milliseconds timeout) {
+  std::string peers;
+  for (auto& other : nodes)
+    if (other.get() != &n)
+      peers += (peers.empty() ? "\"" : ", \"") + cluster_address(*other) + "\"";
+  auto text = "[cluster]\nname = \"" + n.name + "\"\nlisten = \"" +
+              cluster_address(n) + "\"\npeers = [" + peers +
+              "]\nheartbeat = \"100ms\"\ndead_after = \"500ms\"\n" + extra +
+              "\n" + tail;
+  n.config = write_temp_file(text, ".toml");
+  std::vector<std::string> args{"--config", n.config};
+  args.insert(args.end(), n.args.begin(), n.args.end());
+  n.process = std::make_unique<broker_process>(args);
+  return n.process->wait_ready(timeout);
+}
+
+tinybroker::v1::ClusterStats ClusterFixture::stats(const cluster_node& n) {
+  if (!n.process)
+    return {};
+  auto channel = grpc::CreateChannel(n.process->address(),
+                                     grpc::InsecureChannelCredentials());
+  auto stub = tinybroker::v1::Broker::NewStub(channel);
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  tinybroker::v1::StatsRequest request;
+  tinybroker::v1::StatsReply reply;
+  if (!stub->Stats(&ctx, request, &reply).ok())
+    return {};
+  return reply.cluster();
+}
+
+std::string ClusterFixture::state_of(const cluster_node& n,
+                                     const std::string& key) {
+  auto s = stats(n);
+  for (auto& p : s.peers())
+    if (p.name() == key || p.address() == key)
+      return p.state();
+  return {};
+}
+
+bool ClusterFixture::wait_state(const cluster_node& n, const std::string& key,
+                                const std::string& state,
+                                std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  do {
+    if (state_of(n, key) == state)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
+bool ClusterFixture::wait_synced(const cluster_node& n, size_t count,
+                                 std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  do {
+    size_t synced = 0;
+    auto s = stats(n);
+    for (auto& p : s.peers())
+      synced += p.state() == "synced" ? 1 : 0;
+    if (synced == count)
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return false;
+}
+
+void ClusterFixture::signal(cluster_node& n, int sig) {
+  ASSERT_TRUE(n.process);
+  ::kill(n.process->pid(), sig);
+}
+
+} // namespace tb::test

@@ -1,0 +1,139 @@
+// TLS between nodes (issue 30 point 1, docs/cluster.md): nodes whose
+// certificates one CA signed sync; a node signed by another CA, a node
+// speaking plain BASP and a TLS peer without a certificate are refused.
+// Node certificates need both TLS purposes (each node is server and client
+// of the others), so they are made here from the test CAs.
+
+#include <cstdlib>
+#include <future>
+#include <iostream>
+#include <thread>
+
+#include <caf/actor_system.hpp>
+#include <caf/actor_system_config.hpp>
+#include <caf/io/middleman.hpp>
+#include <caf/io/remote_actor.hpp>
+#include <caf/openssl/manager.hpp>
+#include <caf/openssl/remote_actor.hpp>
+
+#include "actors/protocol.hpp"
+#include "tests/cluster/cluster_fixture.hpp"
+#include "tests/e2e/test_certs.hpp"
+
+namespace tb::test {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Makes `name`.crt/.key in the test certificate directory, signed by CA
+// `ca` ("ca" or "other-ca"), for both TLS server and client use; returns
+// the path without extension.
+std::string make_node_cert(const std::string& name, const std::string& ca) {
+  const auto& certs = shared_test_certs();
+  auto base = certs.dir + "/" + name;
+  auto ext = base + ".ext";
+  auto cmd = "printf 'extendedKeyUsage=serverAuth,clientAuth\\n' > '" + ext +
+             "' && openssl req -new -newkey ec -pkeyopt "
+             "ec_paramgen_curve:P-256 -nodes -subj '/CN=" +
+             name + "' -keyout '" + base + ".key' -out '" + base +
+             ".csr' 2>/dev/null && openssl x509 -req -in '" + base +
+             ".csr' -CA '" + certs.path(ca + ".crt") + "' -CAkey '" +
+             certs.path(ca + ".key") + "' -CAcreateserial -days 2 -extfile '" +
+             ext + "' -out '" + base + ".crt' 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return base;
+}
+
+// The [tls] table of a node with certificate `base` and CA `ca`.
+std::string tls_table(const std::string& base, const std::string& ca) {
+  return "[tls]\ncert = \"" + base + ".crt\"\nkey = \"" + base +
+         ".key\"\nclient_ca = \"" + shared_test_certs().path(ca + ".crt") +
+         "\"\n";
+}
+
+class ClusterTlsTest : public ClusterFixture {};
+
+TEST_F(ClusterTlsTest, NodesOfOneCaSyncOverTls) {
+  auto a = make_node_cert("node-a", "ca");
+  auto b = make_node_cert("node-b", "ca");
+  auto& n1 = add_node("n1");
+  auto& n2 = add_node("n2");
+  ASSERT_TRUE(start(n1, "tls = true", tls_table(a, "ca")));
+  ASSERT_TRUE(start(n2, "tls = true", tls_table(b, "ca")));
+  EXPECT_TRUE(n1.process->wait_for_output("cluster peer synced", 5s))
+      << n1.process->output();
+  EXPECT_TRUE(n2.process->wait_for_output("cluster peer synced", 5s))
+      << n2.process->output();
+}
+
+TEST_F(ClusterTlsTest, ANodeOfAnotherCaIsRefused) {
+  auto a = make_node_cert("node-a", "ca");
+  auto stranger = make_node_cert("node-x", "other-ca");
+  auto& n1 = add_node("n1");
+  auto& n2 = add_node("n2");
+  ASSERT_TRUE(start(n1, "tls = true", tls_table(a, "ca")));
+  ASSERT_TRUE(start(n2, "tls = true", tls_table(stranger, "other-ca")));
+  EXPECT_TRUE(n2.process->wait_for_output("cluster: peer not reachable", 3s))
+      << n2.process->output();
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(n1.process->output().find("cluster peer synced"), std::string::npos)
+      << n1.process->output();
+  EXPECT_EQ(n2.process->output().find("cluster peer synced"), std::string::npos)
+      << n2.process->output();
+}
+
+TEST_F(ClusterTlsTest, APlainNodeIsRefusedByATlsNode) {
+  auto a = make_node_cert("node-a", "ca");
+  auto& n1 = add_node("n1");
+  auto& n2 = add_node("n2");
+  ASSERT_TRUE(start(n1, "tls = true", tls_table(a, "ca")));
+  ASSERT_TRUE(start(n2));
+  EXPECT_TRUE(n2.process->wait_for_output("cluster: peer not reachable", 3s))
+      << n2.process->output();
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(n1.process->output().find("cluster peer synced"), std::string::npos)
+      << n1.process->output();
+  EXPECT_EQ(state_of(n2, cluster_address(n1)), "connecting");
+}
+
+// A CAF node in this test process dials a TLS node: with a certificate of
+// the CA it gets the cluster actor; without one (anonymous TLS) it is
+// refused.
+TEST_F(ClusterTlsTest, ATlsPeerWithoutACertificateIsRefused) {
+  auto a = make_node_cert("node-a", "ca");
+  auto b = make_node_cert("node-b", "ca");
+  auto& n1 = add_node("n1");
+  ASSERT_TRUE(start(n1, "tls = true", tls_table(a, "ca")));
+  auto dial = [&](bool with_cert) {
+    caf::actor_system_config cfg;
+    tb::add_message_types(cfg); // to check the cluster actor's interface
+    cfg.load<caf::io::middleman>();
+    cfg.load<caf::openssl::manager>();
+    cfg.set("middleman.app-identifiers",
+            std::vector<std::string>{"tinybroker.cluster.v1"});
+    if (with_cert) {
+      cfg.openssl_certificate = b + ".crt";
+      cfg.openssl_key = b + ".key";
+      cfg.openssl_cafile = shared_test_certs().path("ca.crt");
+    }
+    caf::actor_system sys{cfg};
+    auto result = std::async(std::launch::async, [&] {
+      return caf::openssl::remote_actor<cluster_actor>(sys, "127.0.0.1",
+                                                       n1.port);
+    });
+    if (result.wait_for(5s) != std::future_status::ready) {
+      ADD_FAILURE() << "the dial hung";
+      std::_Exit(1); // cannot unwind an actor system with a blocked call
+    }
+    auto x = result.get();
+    if (!x)
+      std::cout << (with_cert ? "with" : "without")
+                << " a certificate: " << sys.render(x.error()) << std::endl;
+    return static_cast<bool>(x);
+  };
+  EXPECT_TRUE(dial(true)) << "the control dial with a certificate failed";
+  EXPECT_FALSE(dial(false));
+}
+
+} // namespace
+} // namespace tb::test
