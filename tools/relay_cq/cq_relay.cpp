@@ -1,5 +1,6 @@
 #include "tools/relay_cq/cq_relay.hpp"
 
+#include <cstdio>
 #include <functional>
 #include <utility>
 
@@ -40,6 +41,7 @@ public:
 
   void proceed(bool ok) override {
     if (answered_ || !ok) { // finished, or the relay stops
+      gate_.leave();
       delete this;
       return;
     }
@@ -186,10 +188,15 @@ void cq_relay::stop(std::chrono::milliseconds grace) {
   // Open streams read a failure (cancelled after `grace`) and finish; the
   // polling threads keep running until the queues are drained.
   server_->Shutdown(std::chrono::system_clock::now() + grace);
-  for (std::size_t i = 0; i < queues_.size(); ++i) {
-    gates_[i]->close();
-    queues_[i]->Shutdown();
-  }
+  for (auto& gate : gates_)
+    gate->close();
+  // A cancelled stream still finishes: its queue must take that operation.
+  for (auto& gate : gates_)
+    if (!gate->wait_idle(grace + std::chrono::seconds(2)))
+      std::fprintf(stderr, "tinybroker-relay-cq: calls still pending at "
+                           "shutdown\n");
+  for (auto& cq : queues_)
+    cq->Shutdown();
   for (auto& thread : threads_)
     thread.join();
   threads_.clear();

@@ -134,8 +134,11 @@ void cq_stream::listen(cq_hub& hub, service& svc,
 void cq_stream::on_request(bool ok) {
   if (!ok) { // the relay stops: this stream never started
     std::shared_ptr<cq_stream> last;
-    std::lock_guard<std::mutex> guard{mutex_};
-    last = op_done_locked();
+    {
+      std::lock_guard<std::mutex> guard{mutex_};
+      last = op_done_locked();
+    }
+    release(std::move(last));
     return;
   }
   listen(hub_, service_, cq_, gate_); // the next client's stream
@@ -312,8 +315,10 @@ std::shared_ptr<cq_stream> cq_stream::op_done_locked() {
 void cq_stream::release(std::shared_ptr<cq_stream> last) {
   // The hub's references go last; a publisher that copied one before drops
   // its write (finish started) and may delete the stream.
-  if (last != nullptr)
-    hub_.remove(last.get());
+  if (last == nullptr)
+    return;
+  hub_.remove(last.get());
+  gate_.leave();
 }
 
 } // namespace tb::relay_cq

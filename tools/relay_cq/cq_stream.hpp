@@ -6,6 +6,8 @@
 
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -70,18 +72,28 @@ private:
   uint64_t next_id_ = 1;
 };
 
-/// The calls a completion queue may still be asked to accept: closed
-/// before the queue shuts down, so that no request reaches a shut queue.
+/// The calls a completion queue may still be asked to accept, and how many
+/// it holds: closed before the relay stops, and waited on until every call
+/// is done, so that no operation reaches a queue that is shut down.
 class cq_gate {
 public:
-  /// Runs `request` unless the gate is closed; returns whether it ran.
+  /// Runs `request` and counts its call unless the gate is closed; returns
+  /// whether it ran.
   template <class Request>
   bool run(Request&& request) {
     std::lock_guard<std::mutex> guard{mutex_};
     if (closed_)
       return false;
     request();
+    ++live_;
     return true;
+  }
+
+  /// A call counted by `run` is done: nothing of it is pending any more.
+  void leave() {
+    std::lock_guard<std::mutex> guard{mutex_};
+    if (--live_ == 0)
+      idle_.notify_all();
   }
 
   /// Refuses every later request.
@@ -90,8 +102,16 @@ public:
     closed_ = true;
   }
 
+  /// Waits up to `timeout` until no call is left; returns whether none is.
+  bool wait_idle(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> guard{mutex_};
+    return idle_.wait_for(guard, timeout, [this] { return live_ == 0; });
+  }
+
 private:
   std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t live_ = 0;
   bool closed_ = false;
 };
 
@@ -145,7 +165,8 @@ private:
   void finish_locked(grpc::Status status);
   // One operation less; returns the last reference when none is left.
   std::shared_ptr<cq_stream> op_done_locked();
-  // Drops the hub's references to a stream nothing is pending on.
+  // Drops the hub's references to a stream nothing is pending on, and
+  // its count in the gate.
   void release(std::shared_ptr<cq_stream> last);
 
   cq_hub& hub_;
