@@ -91,6 +91,8 @@ int main(int argc, char** argv) {
   app.add_option("--server-pid", server_pid,
                  "the server's process id: its CPU over the run");
   app.add_flag("--json", json, "one JSON object instead of text");
+  app.set_version_flag("--version", std::string{"tinybroker-pingpong "} +
+                                        TINYBROKER_VERSION);
   CLI11_PARSE(app, argc, argv);
 
   auto channel =
