@@ -168,6 +168,35 @@ TEST_P(RelayCqTest, TheRoundTripToolMeasuresAgainstIt) {
   EXPECT_GT(json_number(out, "p50"), 0) << out;
 }
 
+TEST_P(RelayCqTest, ASubscriberThatDoesNotReadIsEndedNotBufferedWithoutBound) {
+  // The subscriber reads nothing while 6,000 frames of 16 KiB come for it:
+  // beyond what gRPC's windows hold, the relay queues at most 4,096 frames,
+  // then ends the stream with RESOURCE_EXHAUSTED after the frames before.
+  auto slow = open("bulk.>", 1);
+  auto publisher = open();
+  pb::ClientFrame frame;
+  auto* msg = frame.mutable_publish()->add_messages();
+  msg->set_topic("bulk.1");
+  msg->set_payload(std::string(16 << 10, 'x'));
+  for (int i = 0; i < 6000; ++i)
+    ASSERT_TRUE(publisher->stream->Write(frame)) << i;
+  int read = 0;
+  pb::ServerFrame got;
+  while (slow->stream->Read(&got))
+    ++read;
+  auto status = slow->stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << status.error_message();
+  EXPECT_NE(status.error_message().find("4096 frames"), std::string::npos)
+      << status.error_message();
+  EXPECT_LT(read, 6000);
+  // The publisher's stream goes on.
+  frame.mutable_publish()->set_confirm(true);
+  ASSERT_TRUE(publisher->stream->Write(frame));
+  ASSERT_TRUE(publisher->stream->Read(&got));
+  EXPECT_TRUE(got.has_publish_confirm()) << got.DebugString();
+}
+
 TEST_P(RelayCqTest, AMethodItDoesNotServeIsUnimplementedNotLeftWaiting) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + relay_cq_patience);
