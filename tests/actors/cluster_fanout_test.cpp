@@ -168,6 +168,8 @@ TEST_F(ClusterFanout,
 TEST_F(ClusterFanout, AFrameCrossesOnceToAPeerWhateverItsSubscriberCount) {
   auto n2 = spawn_node();
   connect("n1", router, "n2", n2);
+  auto pub = session_on(n2);
+  publish(pub, "t.x", 1, "early"); // the topic exists before the interest
   auto a = spawn_session();
   auto b = spawn_session();
   auto c = spawn_session();
@@ -175,7 +177,6 @@ TEST_F(ClusterFanout, AFrameCrossesOnceToAPeerWhateverItsSubscriberCount) {
   subscribe(b, 1, "t.x");
   subscribe(c, 1, "t.*");
   subscribe(c, 2, "t.>"); // two patterns of one node match: still one copy
-  auto pub = session_on(n2);
   publish(pub, "t.x", 4);
   strings four{"m0", "m1", "m2", "m3"};
   EXPECT_EQ(a.sink->payloads(), four);
