@@ -381,6 +381,24 @@ TEST_F(ClusterFanout, ABigInterestSyncsInChunksBeforePeerUpIsAnswered) {
   EXPECT_EQ(out_stats(n2, "n1").messages_sent, 1u);
 }
 
+TEST_F(ClusterFanout, ADelayedMessageCrossesAtOnceAndWaitsOnTheReceivingNode) {
+  auto n2 = spawn_node();
+  connect("n1", router, "n2", n2);
+  auto sub = session_on(n2);
+  subscribe(sub, 1, "t.x");
+  auto pub = spawn_session();
+  auto msg = make_message("t.x", "later");
+  msg.set_delay_ms(5000);
+  send_frame(pub, publish_frame(next_request_id(), {msg}));
+  run();
+  EXPECT_EQ(out_stats(router, "n2").messages_sent, 1u);
+  EXPECT_TRUE(sub.sink->payloads().empty());
+  advance(4999ms);
+  EXPECT_TRUE(sub.sink->payloads().empty());
+  advance(1ms);
+  EXPECT_EQ(sub.sink->payloads(), (strings{"later"}));
+}
+
 TEST_F(ClusterFanout, LinkTypesSurviveSerialization) {
   // What crosses nodes: a link frame with a shared message.
   tb::link_frame frame;
