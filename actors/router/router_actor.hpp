@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -64,8 +63,9 @@ struct router_peer {
   bool synced = false;
   /// True once this node sent the peer its full interest.
   bool sync_sent = false;
-  /// The answer to `peer_up`, while the peer's interest is still coming.
-  std::optional<caf::typed_response_promise<caf::ok_atom>> ready;
+  /// The answers to `peer_up` (one per request), while the peer's interest
+  /// is still coming.
+  std::vector<caf::typed_response_promise<caf::ok_atom>> ready;
   /// Interest changes the peer has not applied yet, by number: each calls
   /// its function once, when the peer applied it or went away.
   std::unordered_map<uint64_t, std::function<void()>> waits;

@@ -207,9 +207,8 @@ caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
     send_full_interest(self, peer);
   if (peer.synced)
     return caf::ok_atom_v;
-  if (!peer.ready)
-    peer.ready = self->make_response_promise<caf::ok_atom>();
-  return *peer.ready;
+  peer.ready.push_back(self->make_response_promise<caf::ok_atom>());
+  return peer.ready.back();
 }
 
 void peer_disconnected(router_pointer self, const std::string& name) {
@@ -249,8 +248,8 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr) {
   for (auto& [id, fn] : peer.waits)
     if (fn)
       fn();
-  if (peer.ready)
-    peer.ready->deliver(caf::ok_atom_v);
+  for (auto& promise : peer.ready)
+    promise.deliver(caf::ok_atom_v);
 }
 
 caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
@@ -270,10 +269,9 @@ caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
         auto& peers = self->state.peers;
         if (auto i = peers.find(addr); i != peers.end() && last) {
           i->second.synced = true;
-          if (i->second.ready) {
-            i->second.ready->deliver(caf::ok_atom_v);
-            i->second.ready.reset();
-          }
+          for (auto& ready : i->second.ready)
+            ready.deliver(caf::ok_atom_v);
+          i->second.ready.clear();
         }
         promise.deliver(caf::ok_atom_v);
       });

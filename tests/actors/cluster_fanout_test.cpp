@@ -362,6 +362,7 @@ TEST_F(ClusterFanout, ABigInterestSyncsInChunksBeforePeerUpIsAnswered) {
   ASSERT_EQ(sub.sink->of_kind(kind::kSubscribedBatch).size(), 1u);
   // n2 learns of n1 first: its answer waits for n1's full interest.
   auto at_n2 = peer_up(n2, "n1", router);
+  auto again = peer_up(n2, "n1", router); // a repeated peer_up is answered too
   run();
   EXPECT_TRUE(self->mailbox().empty());
   EXPECT_FALSE(peer_at(n2, "n1").synced);
@@ -374,6 +375,9 @@ TEST_F(ClusterFanout, ABigInterestSyncsInChunksBeforePeerUpIsAnswered) {
   at_n2.receive([](caf::ok_atom) {},
                 [](caf::error& err) { ADD_FAILURE() << to_string(err); });
   at_n1.receive([](caf::ok_atom) {},
+                [](caf::error& err) { ADD_FAILURE() << to_string(err); });
+  ASSERT_FALSE(self->mailbox().empty()) << "the repeated peer_up waits";
+  again.receive([](caf::ok_atom) {},
                 [](caf::error& err) { ADD_FAILURE() << to_string(err); });
   auto pub = session_on(n2);
   publish(pub, "p7.x", 1);
