@@ -125,3 +125,27 @@ CAF_ADD_ATOM(tinybroker, tb, hello_atom, "hello")
 CAF_ADD_ATOM(tinybroker, tb, cluster_atom, "cluster")
 /// Timer of the cluster actor: dial a peer's address (again).
 CAF_ADD_ATOM(tinybroker, tb, dial_atom, "dial")
+
+// -- fan-out across nodes (actors/cluster_types.hpp) --------------------------
+
+/// Session -> link_out: one publish frame's messages for a peer; link_out ->
+/// link_in: a network batch.
+CAF_ADD_ATOM(tinybroker, tb, link_atom, "link")
+/// Link_in -> link_out: batches up to this one were delivered.
+CAF_ADD_ATOM(tinybroker, tb, link_ack_atom, "link_ack")
+/// Router -> peer router: patterns whose local count went 0->1 (true) or
+/// back to 0 (false).
+CAF_ADD_ATOM(tinybroker, tb, interest_atom, "interest")
+/// Router -> peer router: one chunk of its full interest (on peer_up).
+CAF_ADD_ATOM(tinybroker, tb, isync_atom, "isync")
+/// Router -> topic shard: route the topics these patterns match to a link.
+CAF_ADD_ATOM(tinybroker, tb, add_link_atom, "add_link")
+/// Router -> topic shard: these patterns no longer route to a link.
+CAF_ADD_ATOM(tinybroker, tb, del_link_atom, "del_link")
+/// Router -> topic shard: a peer is gone; no topic routes to its link.
+CAF_ADD_ATOM(tinybroker, tb, drop_link_atom, "drop_link")
+/// Link_in -> its delivery session: messages from a peer, for local
+/// fan-out subscribers only.
+CAF_ADD_ATOM(tinybroker, tb, remote_atom, "remote")
+/// Anyone -> router: the counters of every peer.
+CAF_ADD_ATOM(tinybroker, tb, peers_atom, "peers")

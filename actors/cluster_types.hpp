@@ -1,7 +1,21 @@
-// The messages of the cluster actor (issue 30, docs/cluster.md): the
-// greeting nodes exchange and the view Stats and /metrics read. Part of the
-// protocol (actors/protocol.hpp includes it and gives them type IDs); the
-// greeting crosses the network, so every field is serializable.
+// The message types of a cluster (issue 30, docs/cluster.md). Part of the
+// protocol (actors/protocol.hpp includes this file and gives the type IDs):
+// every type here crosses nodes, so each has an `inspect()`.
+//
+// The cluster actors' greeting and the view Stats and /metrics read:
+//   cluster A --hello--> cluster B (name, version, epoch, node id, router)
+//
+// Fan-out across nodes: the link actors' interfaces, the network batches
+// they carry, and the interest two routers exchange.
+//
+//   node B (publisher)                              node A (subscriber)
+//   session --link--> link_out(B->A) ==link_frame==> link_in(A<-B) --remote-->
+//                          ^                              |       delivery
+//                          session
+//                          +----------link_ack------------+       (local only)
+//
+//   router A --isync (full interest, in chunks)--> router B  (on peer_up)
+//   router A --interest (pattern 0->1 / ->0)-----> router B  (RS+ / RS-)
 
 #pragma once
 
@@ -11,8 +25,14 @@
 
 #include <caf/actor.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/typed_actor.hpp>
+
+#include "actors/atoms.hpp"
+#include "actors/message.hpp"
 
 namespace tb {
+
+// -- the cluster actors' greeting and view -----------------------------------
 
 /// What one node tells another when they meet, and answers to it.
 struct cluster_hello {
@@ -90,5 +110,124 @@ typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
   return f(caf::meta::type_name("cluster_view"), x.node_name, x.listen, x.epoch,
            x.ready, x.peers);
 }
+
+
+// -- links
+// ---------------------------------------------------------------------
+
+/// One network batch of a link: messages of one or more publish frames, in
+/// publish order, with the link's sequence number (1, 2, ...).
+struct link_frame {
+  /// Its sequence number; the inbound side acks it.
+  uint64_t seq = 0;
+  /// The messages.
+  std::vector<message_ref> messages;
+};
+
+/// @relates link_frame
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, link_frame& x) {
+  return f(caf::meta::type_name("link_frame"), x.seq, x.messages);
+}
+
+/// Counters of one link, outbound and inbound (Stats: per peer).
+struct link_stats {
+  /// Messages sent to the peer.
+  uint64_t messages_sent = 0;
+  /// Network batches sent to the peer.
+  uint64_t batches_sent = 0;
+  /// Messages received from the peer.
+  uint64_t messages_received = 0;
+  /// Network batches received from the peer.
+  uint64_t batches_received = 0;
+  /// Messages for the peer dropped because its buffer was full.
+  uint64_t dropped = 0;
+  /// Messages waiting to be sent (beyond the window).
+  uint64_t buffered_messages = 0;
+  /// Their bytes, against `link_buffer_bytes`.
+  uint64_t buffered_bytes = 0;
+  /// Batches sent and not yet acknowledged, at most `link_window_batches`.
+  uint64_t in_flight_batches = 0;
+};
+
+/// @relates link_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, link_stats& x) {
+  return f(caf::meta::type_name("link_stats"), x.messages_sent, x.batches_sent,
+           x.messages_received, x.batches_received, x.dropped,
+           x.buffered_messages, x.buffered_bytes, x.in_flight_batches);
+}
+
+/// The receiving end of a link, on the subscribers' node: delivers what a
+/// peer sent to local fan-out subscribers only and acks each batch.
+using link_in_actor =
+    caf::typed_actor<caf::reacts_to<link_atom, link_frame>,
+                     caf::replies_to<stats_atom>::with<link_stats>>;
+
+/// The sending end of a link, on the publishers' node: a destination of
+/// every route the peer is interested in. Sessions hand it one batch per
+/// publish frame; the peer's inbound actor acks what it delivered.
+using link_out_actor =
+    caf::typed_actor<caf::reacts_to<link_atom, std::vector<message_ref>>,
+                     caf::reacts_to<link_ack_atom, uint64_t>,
+                     caf::replies_to<stats_atom>::with<link_stats>>;
+
+/// How the links toward peers are bounded (`[cluster] link_window_batches`
+/// and `link_buffer_bytes` once the config has them).
+struct link_settings {
+  /// The most batches sent and not acknowledged.
+  std::size_t window_batches = 16;
+  /// The most bytes of messages waiting beyond the window; past it,
+  /// messages for that peer are dropped and counted.
+  std::size_t buffer_bytes = std::size_t{8} << 20;
+  /// The most message bytes in one network batch.
+  std::size_t batch_bytes = std::size_t{64} << 10;
+  /// The most messages in one network batch.
+  std::size_t batch_messages = 1024;
+};
+
+// -- interest
+// ------------------------------------------------------------------
+
+/// One chunk of a router's full interest, sent to a peer's router when the
+/// peer connected: the patterns of its local fan-out subscriptions and the
+/// inbound actor the peer's link should send to.
+struct interest_sync {
+  /// The sender's inbound actor for the receiver's traffic.
+  link_in_actor inbound;
+  /// Patterns with at least one local fan-out subscription.
+  std::vector<std::string> patterns;
+  /// True for the last chunk: the receiver then knows the full interest.
+  bool last = false;
+};
+
+/// @relates interest_sync
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, interest_sync& x) {
+  return f(caf::meta::type_name("interest_sync"), x.inbound, x.patterns,
+           x.last);
+}
+
+/// What one peer looks like from this node (Stats: per peer).
+struct peer_stats {
+  /// The peer's node name (empty until the cluster actor named it).
+  std::string name;
+  /// Patterns the peer is interested in: routes here send to it.
+  uint64_t interest_patterns = 0;
+  /// True once the peer's full interest was applied here.
+  bool synced = false;
+  /// The link's counters.
+  link_stats link;
+};
+
+/// @relates peer_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, peer_stats& x) {
+  return f(caf::meta::type_name("peer_stats"), x.name, x.interest_patterns,
+           x.synced, x.link);
+}
+
+/// Every peer of a node, by name.
+using peer_stats_list = std::vector<peer_stats>;
 
 } // namespace tb

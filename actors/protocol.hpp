@@ -108,7 +108,10 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<rdeliver_atom, request_delivery>,
     caf::replies_to<reply_atom, uint64_t, reply_body>::with<bool>,
     caf::reacts_to<rtimeout_atom>,
-    caf::reacts_to<unary_req_atom, unary_request_ptr>>;
+    caf::reacts_to<unary_req_atom, unary_request_ptr>,
+    // Fan-out across nodes: a link's delivery session routes these to
+    // local fan-out subscribers only.
+    caf::replies_to<remote_atom, std::vector<message_ref>>::with<caf::ok_atom>>;
 
 /// A consumer group: holds matching messages until a member acks them (see
 /// actors/group/group_actor.hpp).
@@ -199,10 +202,13 @@ struct route {
   /// of the broker's window and its groups' (0 in routes made by tests: the
   /// shard's window).
   uint64_t dedup_window_ms = 0;
+  /// The links to the peer nodes interested in the topic, each once however
+  /// many of its patterns match (cluster; empty on a node alone).
+  std::vector<link_out_actor> links;
 
   /// Returns true if the topic routes nowhere.
   bool empty() const noexcept {
-    return fanout.empty() && groups.empty();
+    return fanout.empty() && groups.empty() && links.empty();
   }
 };
 
@@ -210,7 +216,7 @@ struct route {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, route& x) {
   return f(caf::meta::type_name("route"), x.topic, x.version, x.fanout,
-           x.groups, x.shard, x.dedup_window_ms);
+           x.groups, x.shard, x.dedup_window_ms, x.links);
 }
 
 /// @relates route_ref
@@ -228,12 +234,15 @@ struct topic_seed {
   std::vector<fanout_target> fanout;
   /// The matching groups.
   std::vector<group_actor> groups;
+  /// The links of peers with a matching pattern, once per pattern.
+  std::vector<link_out_actor> links;
 };
 
 /// @relates topic_seed
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, topic_seed& x) {
-  return f(caf::meta::type_name("topic_seed"), x.topic, x.fanout, x.groups);
+  return f(caf::meta::type_name("topic_seed"), x.topic, x.fanout, x.groups,
+           x.links);
 }
 
 /// One delayed message for the fan-out subscriptions of its route, as a
@@ -280,7 +289,12 @@ using topic_shard_actor = caf::typed_actor<
     caf::replies_to<schedule_atom, delayed_batch>::with<enqueue_reply>,
     caf::reacts_to<due_atom>,
     caf::replies_to<dedup_atom, dedup_query>::with<dedup_reply>,
-    caf::reacts_to<dedup_tick_atom>>;
+    caf::reacts_to<dedup_tick_atom>,
+    // Fan-out across nodes: a peer's interest as a destination.
+    caf::replies_to<add_link_atom, std::vector<std::string>,
+                    link_out_actor>::with<caf::ok_atom>,
+    caf::reacts_to<del_link_atom, std::vector<std::string>, link_out_actor>,
+    caf::reacts_to<drop_link_atom, link_out_actor>>;
 
 /// An actor that answers the Stats view with its kind, name and mailbox;
 /// register one with `observe_atom` at the router to list it (spec 11).
@@ -330,7 +344,12 @@ using router_actor = caf::typed_actor<
     // Cluster (docs/cluster.md): the peer's name and its router, untyped
     // because a typed handle cannot name its own type.
     caf::replies_to<peer_up_atom, std::string, caf::actor>::with<caf::ok_atom>,
-    caf::reacts_to<peer_down_atom, std::string>>;
+    caf::reacts_to<peer_down_atom, std::string>,
+    // Fan-out across nodes: what a peer's router sends this one.
+    caf::replies_to<isync_atom, interest_sync>::with<caf::ok_atom>,
+    caf::replies_to<interest_atom, bool,
+                    std::vector<std::string>>::with<caf::ok_atom>,
+    caf::replies_to<peers_atom>::with<peer_stats_list>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
 /// peers, watches them and tells the router who is up.
@@ -385,6 +404,13 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_reply))
 CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_hello))
 CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_peer_view))
 CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_view))
+// fan-out across nodes (actors/cluster_types.hpp)
+CAF_ADD_TYPE_ID(tinybroker, (tb::link_frame))
+CAF_ADD_TYPE_ID(tinybroker, (tb::link_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::interest_sync))
+CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats))
+CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats_list))
+CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

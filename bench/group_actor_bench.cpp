@@ -70,6 +70,7 @@ member_impl(session_actor::stateful_pointer<member_state> self,
       [](reply_atom, uint64_t, const reply_body&) { return false; },
       [](rtimeout_atom) {},
       [](unary_req_atom, const unary_request_ptr&) {},
+      [](remote_atom, std::vector<message_ref>&) { return caf::ok_atom_v; },
   };
 }
 

@@ -76,6 +76,9 @@ error_info broker_server::start() {
   settings.group_defaults = cfg_.group_defaults;
   settings.session_context = ctx;
   settings.dedup = cfg_.dedup;
+  // Fan-out across nodes: the links' window and buffer ([cluster]).
+  settings.links.window_batches = cfg_.cluster.link_window_batches;
+  settings.links.buffer_bytes = cfg_.cluster.link_buffer_bytes;
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
   if (auto err = create_declared_groups()) {

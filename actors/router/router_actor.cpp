@@ -22,6 +22,8 @@ topic_seed seed_for(router_state& st, std::string topic) {
     if (auto i = st.subscriptions.find(key); i != st.subscriptions.end()) {
       if (i->second.group)
         seed.groups.push_back(i->second.group);
+      else if (i->second.link)
+        seed.links.push_back(i->second.link);
       else
         seed.fanout.push_back(i->second.target);
     }
@@ -79,6 +81,8 @@ caf::result<caf::ok_atom> subscribe(router_pointer self,
                                     fanout_subscriptions subscriptions) {
   auto& st = self->state;
   std::vector<fanout_subscriptions> per_shard(st.shards.size());
+  // Patterns whose local count went 0->1: every peer is told (cluster).
+  std::vector<std::string> fresh;
   for (auto& sub : subscriptions) {
     auto& keys = st.keys_by_session[sub.target.session.address()];
     if (keys.empty())
@@ -89,8 +93,10 @@ caf::result<caf::ok_atom> subscribe(router_pointer self,
     auto key = st.next_key++;
     keys.emplace(subscription_id, key);
     st.patterns.insert(sub.pattern, key);
-    st.subscriptions.emplace(key,
-                             router_subscription{sub.pattern, sub.target, {}});
+    st.subscriptions.emplace(
+        key, router_subscription{sub.pattern, sub.target, {}, {}});
+    if (count_interest(st, sub.pattern))
+      fresh.push_back(sub.pattern);
     if (is_literal_pattern(sub.pattern)) {
       per_shard[shard_index(st, sub.pattern)].push_back(std::move(sub));
       continue;
@@ -101,20 +107,26 @@ caf::result<caf::ok_atom> subscribe(router_pointer self,
   std::size_t asked = 0;
   for (auto& batch : per_shard)
     asked += batch.empty() ? 0 : 1;
-  if (asked == 0)
+  if (asked == 0 && (fresh.empty() || st.peers.empty()))
     return caf::ok_atom_v;
   auto promise = self->make_response_promise<caf::ok_atom>();
-  auto remaining = std::make_shared<std::size_t>(asked);
+  // Held until every shard and peer was asked.
+  auto remaining = std::make_shared<std::size_t>(asked + 1);
   auto count_down = [promise, remaining]() mutable {
     if (--*remaining == 0)
       promise.deliver(caf::ok_atom_v);
   };
+  // Subscribed only once every live peer applied the new interest, so a
+  // publish on any node after the confirm reaches the subscription.
+  if (!fresh.empty())
+    *remaining += announce_interest(self, true, fresh, count_down);
   for (std::size_t k = 0; k < per_shard.size(); ++k)
     if (!per_shard[k].empty())
       self->request(st.shards[k], caf::infinite, add_dest_atom_v,
                     std::move(per_shard[k]))
           .then([count_down](caf::ok_atom) mutable { count_down(); },
                 [count_down](caf::error&) mutable { count_down(); });
+  count_down();
   return promise;
 }
 
@@ -142,22 +154,30 @@ void unsubscribe(router_pointer self, const caf::actor_addr& session,
   st.patterns.erase(sub.pattern, key);
   for (auto& shard : shards_for(st, sub.pattern))
     self->send(shard, del_dest_atom_v, sub.pattern, sub.target);
+  if (uncount_interest(st, sub.pattern))
+    announce_interest(self, false, {sub.pattern}, {});
 }
 
 // Drops every subscription of a session that ended. The shards drop it
 // through their own monitors.
-void forget_session(router_state& st, const caf::actor_addr& session) {
+void forget_session(router_pointer self, const caf::actor_addr& session) {
+  auto& st = self->state;
   auto i = st.keys_by_session.find(session);
   if (i == st.keys_by_session.end())
     return;
+  std::vector<std::string> gone; // patterns whose count went to 0
   for (auto& [subscription_id, key] : i->second) {
     auto entry = st.subscriptions.find(key);
     if (entry == st.subscriptions.end())
       continue;
     st.patterns.erase(entry->second.pattern, key);
+    if (uncount_interest(st, entry->second.pattern))
+      gone.push_back(entry->second.pattern);
     st.subscriptions.erase(entry);
   }
   st.keys_by_session.erase(i);
+  if (!gone.empty())
+    announce_interest(self, false, gone, {});
 }
 
 } // namespace
@@ -187,6 +207,9 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   st.max_groups = settings.session_context.limits.max_groups;
   auto session_ctx = settings.session_context;
   session_ctx.router = caf::actor_cast<router_actor>(self);
+  st.session_ctx = session_ctx;
+  st.links = settings.links;
+  st.interest_chunk = std::max<std::size_t>(settings.interest_chunk, 1);
   st.group_ctx.message_ids = session_ctx.ids;
   st.group_ctx.delivery_ids = settings.delivery_ids;
   st.group_ctx.max_in_flight_limit = static_cast<uint32_t>(std::min<size_t>(
@@ -226,10 +249,12 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
     auto& st = self->state;
     if (st.group_names.count(msg.source) != 0)
       forget_group(self, msg.source);
+    else if (st.peers.count(msg.source) != 0)
+      drop_peer(self, msg.source); // its node is gone
     else if (st.extensions.erase(msg.source) != 0)
       return;
     else
-      forget_session(st, msg.source);
+      forget_session(self, msg.source);
   });
   return {
       [self](resolve_atom, std::vector<std::string>& topics,
@@ -278,6 +303,14 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](peer_down_atom, const std::string& name) {
         peer_disconnected(self, name);
       },
+      [self](isync_atom, interest_sync& chunk) {
+        return take_interest_sync(self, chunk);
+      },
+      [self](interest_atom, bool add,
+             const std::vector<std::string>& patterns) {
+        return take_interest_change(self, add, patterns);
+      },
+      [self](peers_atom) { return describe_peers(self); },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;

@@ -42,6 +42,35 @@ struct router_subscription {
   fanout_target target;
   /// The group (groups only).
   group_actor group;
+  /// The link to a peer node interested in the pattern (cluster only).
+  link_out_actor link;
+};
+
+/// A peer node as its router knows it (cluster,
+/// actors/router/router_peers.cpp).
+struct router_peer {
+  /// Its node name; empty until `peer_up` named it.
+  std::string name;
+  /// Its router; null until `peer_up`.
+  caf::actor router;
+  /// This node's inbound actor for the peer's traffic.
+  link_in_actor inbound;
+  /// The link toward the peer's inbound actor (from its first `isync`).
+  link_out_actor outbound;
+  /// The patterns the peer is interested in, with their keys in the trie.
+  std::unordered_map<std::string, uint64_t> interest;
+  /// True once the peer's full interest is applied here.
+  bool synced = false;
+  /// True once this node sent the peer its full interest.
+  bool sync_sent = false;
+  /// The answers to `peer_up` (one per request), while the peer's interest
+  /// is still coming.
+  std::vector<caf::typed_response_promise<caf::ok_atom>> ready;
+  /// Interest changes the peer has not applied yet, by number: each calls
+  /// its function once, when the peer applied it or went away.
+  std::unordered_map<uint64_t, std::function<void()>> waits;
+  /// The number of the next wait.
+  uint64_t next_wait = 1;
 };
 
 /// A consumer group as the router knows it.
@@ -72,6 +101,10 @@ struct router_settings {
   /// De-duplication by msg_id: the window, and the ids remembered broker
   /// wide (each shard remembers its share).
   dedup_config dedup;
+  /// The bounds of links to peer nodes (cluster).
+  link_settings links;
+  /// The most patterns in one chunk of the interest sync with a peer.
+  std::size_t interest_chunk = 1024;
 };
 
 /// State of the router actor.
@@ -113,6 +146,26 @@ struct router_state {
   session_stats ended_sessions;
   /// Extension actors listed in the Stats view, by address.
   std::unordered_map<caf::actor_addr, observable_actor> extensions;
+  // -- cluster (actors/router/router_peers.cpp) ------------------------------
+  /// The number of local fan-out subscriptions per pattern: a pattern's
+  /// 0->1 and ->0 are told to every peer.
+  std::unordered_map<std::string, uint32_t> interest;
+  /// The peer nodes by their router's address.
+  std::unordered_map<caf::actor_addr, router_peer> peers;
+  /// Their router's address by node name.
+  std::unordered_map<std::string, caf::actor_addr> peer_names;
+  /// Trie entries that stand for a peer's interest (not subscriptions).
+  uint64_t peer_keys = 0;
+  /// The bounds of links to peers.
+  link_settings links;
+  /// The most patterns in one `isync` chunk.
+  std::size_t interest_chunk = 1024;
+  /// The context of the links' delivery sessions.
+  broker_context session_ctx;
+  /// Interest sync chunks received from peers.
+  uint64_t sync_chunks_received = 0;
+  /// Interest changes (RS+/RS-) received from peers.
+  uint64_t interest_changes_received = 0;
 };
 
 /// The router's handle type with its state.
@@ -199,6 +252,37 @@ caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
 
 /// A peer node is gone (cluster): drops what it was interested in.
 void peer_disconnected(router_pointer self, const std::string& name);
+
+/// Applies one chunk of a peer router's full interest (the sender).
+caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
+                                             interest_sync& chunk);
+
+/// Applies a peer router's interest change (the sender): `add` true for
+/// patterns that went 0->1 there, false for ->0.
+caf::result<caf::ok_atom>
+take_interest_change(router_pointer self, bool add,
+                     const std::vector<std::string>& patterns);
+
+/// Tells every synced peer that `patterns` went 0->1 (`add`) or ->0 here;
+/// calls `on_applied()` once per peer when it applied them (or went away).
+/// Returns the number of peers told.
+std::size_t announce_interest(router_pointer self, bool add,
+                              const std::vector<std::string>& patterns,
+                              const std::function<void()>& on_applied);
+
+/// Counts a local fan-out subscription of `pattern`; true if it is the first.
+bool count_interest(router_state& st, const std::string& pattern);
+
+/// Counts a local fan-out subscription of `pattern` less; true if it was the
+/// last.
+bool uncount_interest(router_state& st, const std::string& pattern);
+
+/// Drops a peer whose router is `addr`: its interest, its links, and every
+/// wait on it (its node is gone).
+void drop_peer(router_pointer self, const caf::actor_addr& addr);
+
+/// Answers the counters of every peer.
+caf::result<peer_stats_list> describe_peers(router_pointer self);
 
 /// Forgets a group that stopped or died: out of the trie and every topic.
 void forget_group(router_pointer self, const caf::actor_addr& addr);

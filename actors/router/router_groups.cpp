@@ -76,8 +76,8 @@ group_actor spawn_group(router_pointer self, const std::string& name,
   st.groups.emplace(name, router_group{group, settings, key});
   st.group_names.emplace(group.address(), name);
   st.patterns.insert(settings.pattern, key);
-  st.subscriptions.emplace(key,
-                           router_subscription{settings.pattern, {}, group});
+  st.subscriptions.emplace(
+      key, router_subscription{settings.pattern, {}, group, {}});
   request_shards(
       self, settings.pattern, [ready, group]() mutable { ready(group); },
       add_group_atom_v, group,

@@ -1,29 +1,345 @@
-// The router's side of a cluster (docs/cluster.md): what it does when a peer
-// node connects or goes away.
+// The router's side of a cluster (docs/cluster.md, "Fan-out across nodes"):
+// interest between nodes, as NATS routes do it (RS+/RS-).
 //
-// This is the interface the cluster actor (actors/cluster/) drives: it sends
-// `peer_up` once it has greeted a peer and waits for the answer before the
-// node reports ready, and `peer_down` when the peer's cluster actor is gone.
-// Interest propagation fills these in; until then a peer is only logged, and
-// a node alone never receives either message.
+// A node tells every peer when a pattern's count of local fan-out
+// subscriptions goes 0->1 and when it goes back to 0; the peer's router
+// makes the pattern a destination of its matching routes, pointing at its
+// link toward this node (one per peer, so a message crosses once however
+// many subscribers the pattern has here). When the cluster actor sends
+// `peer_up`, the two routers exchange their full interest in chunks; the
+// answer to `peer_up` waits until the peer's full interest is applied here.
+// `peer_down` (or the peer router's down message) drops all of it at once.
+//
+//   cluster --peer_up(B, router B)--> router A --isync(chunks)--> router B
+//                                              <--isync(chunks)--
+//   (answered once B's last chunk is applied)
+//   session --sub--> router A --interest(true, [p])--> router B --add_link-->
+//                                                        shards --route-->
+//   Subscribed <----- (once every peer answered) <-----ok------    publishers
 
+#include <algorithm>
+
+#include "actors/link/link_in.hpp"
+#include "actors/link/link_out.hpp"
 #include "actors/router/router_actor.hpp"
-
-#include <caf/logger.hpp>
+#include "log/log.hpp"
+#include "routing/pattern.hpp"
 
 namespace tb {
 
+namespace {
+
+// Returns the peer entry of the router that sent the current message,
+// making one (and monitoring that router) on first sight.
+std::pair<caf::actor_addr, router_peer*> peer_of_sender(router_pointer self) {
+  auto& st = self->state;
+  auto sender = self->current_sender();
+  auto addr = caf::actor_cast<caf::actor_addr>(sender);
+  auto [entry, added] = st.peers.try_emplace(addr);
+  if (added)
+    self->monitor(caf::actor_cast<caf::actor>(sender));
+  return {addr, &entry->second};
+}
+
+// Calls and forgets the wait `id` on the peer `addr`, if both still exist.
+void peer_applied(router_pointer self, const caf::actor_addr& addr,
+                  uint64_t id) {
+  auto& peers = self->state.peers;
+  auto peer = peers.find(addr);
+  if (peer == peers.end())
+    return;
+  auto wait = peer->second.waits.find(id);
+  if (wait == peer->second.waits.end())
+    return;
+  auto fn = std::move(wait->second);
+  peer->second.waits.erase(wait);
+  if (fn)
+    fn();
+}
+
+// Adds (or removes) the peer's interest in `patterns` to the trie and to
+// the routes of the matching topics; calls `done()` once every shard
+// asked confirmed that its publishers have the new routes.
+void apply_peer_interest(router_pointer self, router_peer& peer, bool add,
+                         const std::vector<std::string>& patterns,
+                         std::function<void()> done) {
+  auto& st = self->state;
+  std::vector<std::vector<std::string>> per_shard(st.shards.size());
+  for (auto& pattern : patterns) {
+    if (add) {
+      if (peer.interest.count(pattern) != 0)
+        continue;
+      if (auto err = validate_pattern(pattern, st.names)) {
+        log::warn("peer interest refused: not a valid pattern",
+                  {{"peer", peer.name}, {"error", err.text}});
+        continue;
+      }
+      auto key = st.next_key++;
+      peer.interest.emplace(pattern, key);
+      st.patterns.insert(pattern, key);
+      router_subscription entry;
+      entry.pattern = pattern;
+      entry.link = peer.outbound;
+      st.subscriptions.emplace(key, std::move(entry));
+      ++st.peer_keys;
+    } else {
+      auto i = peer.interest.find(pattern);
+      if (i == peer.interest.end())
+        continue;
+      st.patterns.erase(pattern, i->second);
+      st.subscriptions.erase(i->second);
+      --st.peer_keys;
+      peer.interest.erase(i);
+    }
+    if (is_literal_pattern(pattern)) {
+      per_shard[shard_index(st, pattern)].push_back(pattern);
+      continue;
+    }
+    for (auto& batch : per_shard)
+      batch.push_back(pattern);
+  }
+  auto remaining = std::make_shared<std::size_t>(1); // held until all asked
+  auto count_down = [done = std::move(done), remaining] {
+    if (--*remaining == 0 && done)
+      done();
+  };
+  for (std::size_t k = 0; k < per_shard.size(); ++k) {
+    if (per_shard[k].empty())
+      continue;
+    if (!add) {
+      self->send(st.shards[k], del_link_atom_v, std::move(per_shard[k]),
+                 peer.outbound);
+      continue;
+    }
+    ++*remaining;
+    self->request(st.shards[k], caf::infinite, add_link_atom_v,
+                  std::move(per_shard[k]), peer.outbound)
+        .then([count_down](caf::ok_atom) { count_down(); },
+              [count_down](caf::error&) { count_down(); });
+  }
+  count_down();
+}
+
+// Spawns the peer's inbound actor if it has none (linked: it stops with
+// the router).
+void ensure_inbound(router_pointer self, router_peer& peer) {
+  if (peer.inbound)
+    return;
+  auto& st = self->state;
+  peer.inbound =
+      self->spawn<caf::linked>(link_in_impl, peer.name, st.session_ctx);
+  st.linked_children.insert(peer.inbound.address());
+}
+
+// Sends the peer this node's full interest in chunks of `interest_chunk`
+// patterns, the last one flagged (an empty interest is one empty chunk).
+void send_full_interest(router_pointer self, router_peer& peer) {
+  auto& st = self->state;
+  interest_sync chunk;
+  chunk.inbound = peer.inbound;
+  auto flush = [&](bool last) {
+    chunk.last = last;
+    self->request(peer.router, caf::infinite, isync_atom_v, chunk)
+        .then([](caf::ok_atom) {}, [](caf::error&) {});
+    chunk.patterns.clear();
+  };
+  for (auto& [pattern, count] : st.interest) {
+    chunk.patterns.push_back(pattern);
+    if (chunk.patterns.size() == st.interest_chunk)
+      flush(false);
+  }
+  flush(true);
+  peer.sync_sent = true;
+}
+
+} // namespace
+
+bool count_interest(router_state& st, const std::string& pattern) {
+  return ++st.interest[pattern] == 1;
+}
+
+bool uncount_interest(router_state& st, const std::string& pattern) {
+  auto i = st.interest.find(pattern);
+  if (i == st.interest.end() || --i->second > 0)
+    return false;
+  st.interest.erase(i);
+  return true;
+}
+
+std::size_t announce_interest(router_pointer self, bool add,
+                              const std::vector<std::string>& patterns,
+                              const std::function<void()>& on_applied) {
+  std::size_t told = 0;
+  for (auto& [addr, peer] : self->state.peers) {
+    if (!peer.sync_sent)
+      continue; // its full interest sync, still to come, has them
+    auto id = peer.next_wait++;
+    peer.waits.emplace(id, on_applied);
+    self->request(peer.router, caf::infinite, interest_atom_v, add, patterns)
+        .then([self, addr = addr,
+               id](caf::ok_atom) { peer_applied(self, addr, id); },
+              [self, addr = addr, id](caf::error&) {
+                peer_applied(self, addr, id);
+              });
+    ++told;
+  }
+  return told;
+}
+
 caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
                                          caf::actor peer_router) {
-  CAF_LOG_INFO("peer connected:" << name);
-  static_cast<void>(self);
-  static_cast<void>(peer_router);
-  return caf::ok_atom_v;
+  auto& st = self->state;
+  if (!peer_router)
+    return make_caf_error(ec::invalid_request,
+                          "peer_up for \"" + name + "\" without a router");
+  auto addr = peer_router.address();
+  auto [entry, added] = st.peers.try_emplace(addr);
+  if (added)
+    self->monitor(peer_router);
+  auto& peer = entry->second;
+  log::info("peer connected, syncing interest",
+            {{"peer", name}, {"patterns", st.interest.size()}});
+  peer.name = name;
+  st.peer_names[name] = addr;
+  peer.router = std::move(peer_router);
+  ensure_inbound(self, peer);
+  if (!peer.sync_sent)
+    send_full_interest(self, peer);
+  if (peer.synced)
+    return caf::ok_atom_v;
+  peer.ready.push_back(self->make_response_promise<caf::ok_atom>());
+  return peer.ready.back();
 }
 
 void peer_disconnected(router_pointer self, const std::string& name) {
-  CAF_LOG_INFO("peer gone:" << name);
-  static_cast<void>(self);
+  auto& st = self->state;
+  auto i = st.peer_names.find(name);
+  if (i == st.peer_names.end())
+    return;
+  auto addr = i->second;
+  drop_peer(self, addr);
+}
+
+void drop_peer(router_pointer self, const caf::actor_addr& addr) {
+  auto& st = self->state;
+  auto i = st.peers.find(addr);
+  if (i == st.peers.end())
+    return;
+  auto peer = std::move(i->second);
+  st.peers.erase(i);
+  if (auto n = st.peer_names.find(peer.name);
+      n != st.peer_names.end() && n->second == addr)
+    st.peer_names.erase(n);
+  log::info("peer gone, its interest dropped",
+            {{"peer", peer.name}, {"patterns", peer.interest.size()}});
+  for (auto& [pattern, key] : peer.interest) {
+    st.patterns.erase(pattern, key);
+    st.subscriptions.erase(key);
+    --st.peer_keys;
+  }
+  if (peer.outbound) {
+    for (auto& shard : st.shards)
+      self->send(shard, drop_link_atom_v, peer.outbound);
+    self->send_exit(peer.outbound, caf::exit_reason::user_shutdown);
+  }
+  if (peer.inbound)
+    self->send_exit(peer.inbound, caf::exit_reason::user_shutdown);
+  // What waited on the peer waits no more: a dead peer holds no confirm.
+  for (auto& [id, fn] : peer.waits)
+    if (fn)
+      fn();
+  for (auto& promise : peer.ready)
+    promise.deliver(caf::ok_atom_v);
+}
+
+caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
+                                             interest_sync& chunk) {
+  auto& st = self->state;
+  ++st.sync_chunks_received;
+  auto [addr, peer] = peer_of_sender(self);
+  if (!peer->outbound) {
+    peer->outbound = self->spawn<caf::linked>(link_out_impl, peer->name,
+                                              chunk.inbound, st.links);
+    st.linked_children.insert(peer->outbound.address());
+  }
+  auto promise = self->make_response_promise<caf::ok_atom>();
+  apply_peer_interest(
+      self, *peer, true, chunk.patterns,
+      [self, addr = addr, last = chunk.last, promise]() mutable {
+        auto& peers = self->state.peers;
+        if (auto i = peers.find(addr); i != peers.end() && last) {
+          i->second.synced = true;
+          for (auto& ready : i->second.ready)
+            ready.deliver(caf::ok_atom_v);
+          i->second.ready.clear();
+        }
+        promise.deliver(caf::ok_atom_v);
+      });
+  return promise;
+}
+
+caf::result<caf::ok_atom>
+take_interest_change(router_pointer self, bool add,
+                     const std::vector<std::string>& patterns) {
+  ++self->state.interest_changes_received;
+  auto [addr, peer] = peer_of_sender(self);
+  if (!peer->outbound)
+    return make_caf_error(ec::invalid_request,
+                          "interest change from a peer that never synced");
+  auto promise = self->make_response_promise<caf::ok_atom>();
+  apply_peer_interest(self, *peer, add, patterns,
+                      [promise]() mutable { promise.deliver(caf::ok_atom_v); });
+  return promise;
+}
+
+caf::result<peer_stats_list> describe_peers(router_pointer self) {
+  auto& st = self->state;
+  auto result = std::make_shared<peer_stats_list>();
+  auto promise = self->make_response_promise<peer_stats_list>();
+  auto remaining = std::make_shared<std::size_t>(1); // held until all asked
+  auto count_down = [promise, result, remaining]() mutable {
+    if (--*remaining == 0) {
+      std::sort(result->begin(), result->end(),
+                [](const peer_stats& x, const peer_stats& y) {
+                  return x.name < y.name;
+                });
+      promise.deliver(std::move(*result));
+    }
+  };
+  for (auto& [addr, peer] : st.peers) {
+    auto at = result->size();
+    result->push_back(
+        peer_stats{peer.name, peer.interest.size(), peer.synced, {}});
+    if (peer.outbound) {
+      ++*remaining;
+      self->request(peer.outbound, caf::infinite, stats_atom_v)
+          .then(
+              [result, at, count_down](link_stats& x) mutable {
+                auto& link = (*result)[at].link;
+                auto received = link.messages_received;
+                auto batches = link.batches_received;
+                link = x;
+                link.messages_received = received;
+                link.batches_received = batches;
+                count_down();
+              },
+              [count_down](caf::error&) mutable { count_down(); });
+    }
+    if (peer.inbound) {
+      ++*remaining;
+      self->request(peer.inbound, caf::infinite, stats_atom_v)
+          .then(
+              [result, at, count_down](link_stats& x) mutable {
+                auto& link = (*result)[at].link;
+                link.messages_received = x.messages_received;
+                link.batches_received = x.batches_received;
+                count_down();
+              },
+              [count_down](caf::error&) mutable { count_down(); });
+    }
+  }
+  count_down();
+  return promise;
 }
 
 } // namespace tb

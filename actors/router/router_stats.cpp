@@ -9,10 +9,12 @@ namespace tb {
 
 router_stats current_router_stats(router_pointer self) {
   auto& st = self->state;
-  // Each group has one entry in the trie, whatever its members.
+  // Each group has one entry in the trie, whatever its members; a peer's
+  // interest has entries too, which are not subscriptions.
+  auto subscriptions = st.subscriptions.size() - st.peer_keys;
   return router_stats{st.quota->live(),
-                      st.subscriptions.size(),
-                      st.subscriptions.size() - st.groups.size(),
+                      subscriptions,
+                      subscriptions - st.groups.size(),
                       st.keys_by_session.size(),
                       st.groups.size(),
                       mailbox_length(self)};

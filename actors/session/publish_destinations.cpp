@@ -77,4 +77,16 @@ void add_delayed(std::vector<delayed_share>& delayed, const route_ref& route,
   pos->positions.push_back(static_cast<uint32_t>(k));
 }
 
+void add_link_share(
+    std::vector<std::pair<link_out_actor, std::vector<message_ref>>>& links,
+    const route& route, const message_ref& msg) {
+  for (auto& link : route.links) {
+    auto pos = std::find_if(links.begin(), links.end(),
+                            [&](const auto& x) { return x.first == link; });
+    if (pos == links.end())
+      pos = links.insert(links.end(), {link, {}});
+    pos->second.push_back(msg);
+  }
+}
+
 } // namespace tb

@@ -46,4 +46,10 @@ void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
 void add_delayed(std::vector<delayed_share>& delayed, const route_ref& route,
                  const message_ref& msg, size_t k);
 
+/// Adds `msg` to the share of every link of `route` (a peer node
+/// interested in its topic), in publish order.
+void add_link_share(
+    std::vector<std::pair<link_out_actor, std::vector<message_ref>>>& links,
+    const route& route, const message_ref& msg);
+
 } // namespace tb

@@ -347,6 +347,21 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
         end_membership(self, subscription_id, reason);
       },
+      [self](remote_atom, std::vector<message_ref>& msgs) {
+        // Messages from a peer node's link (actors/link/link_in.hpp).
+        auto job = std::make_shared<publish_job>();
+        job->from_link = true;
+        job->link_done = self->make_response_promise<caf::ok_atom>();
+        auto promise = job->link_done;
+        job->outcomes.resize(msgs.size());
+        for (uint32_t i = 0; i < msgs.size(); ++i) {
+          job->outcomes[i].id = msgs[i]->id();
+          job->positions.push_back(i);
+        }
+        job->accepted = std::move(msgs);
+        run_publish(self, std::move(job));
+        return promise;
+      },
       [self](dlq_atom, message_ref& msg) {
         // A dead letter from a group: publish it like a client message, but
         // to a broker-owned topic.

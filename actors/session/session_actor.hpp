@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <caf/stateful_actor.hpp>
+#include <caf/typed_response_promise.hpp>
 
 #include "actors/broker_context.hpp"
 #include "actors/protocol.hpp"
@@ -90,6 +91,12 @@ struct publish_job {
   size_t pending_dedup = 0;
   /// True once every shard answered (or none was asked).
   bool dedup_done = false;
+  /// True for messages a peer node sent through a link: routed to local
+  /// fan-out subscribers only (no link, no group), answered through
+  /// `link_done` instead of a confirm.
+  bool from_link = false;
+  /// Answers the link's inbound actor once routed (`from_link` only).
+  caf::typed_response_promise<caf::ok_atom> link_done;
 };
 
 /// One consumer group membership of a session.

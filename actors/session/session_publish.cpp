@@ -145,6 +145,9 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   std::unordered_map<caf::actor_addr, size_t> index;
   std::vector<group_share> shares;
   std::vector<delayed_share> delayed;
+  // Each peer's messages, in publish order (cluster; never for messages
+  // that came from a link: one hop, no loops).
+  std::vector<std::pair<link_out_actor, std::vector<message_ref>>> links;
   size_t duplicates = 0;
   for (size_t k = 0; k < job->accepted.size(); ++k) {
     auto& msg = job->accepted[k];
@@ -180,6 +183,10 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
             fanout_item{msg, target.subscription_id});
       }
     }
+    if (!(*route)->links.empty() && !job->from_link)
+      add_link_share(links, **route, msg);
+    if (job->from_link)
+      continue; // groups are not interest: the origin node's groups hold it
     for (auto& group : (*route)->groups) {
       auto pos =
           std::find_if(shares.begin(), shares.end(),
@@ -192,6 +199,8 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
   }
   for (auto& [dest, batch] : batches)
     self->send(dest, deliver_atom_v, std::move(batch));
+  for (auto& [link, msgs] : links)
+    self->send(link, link_atom_v, std::move(msgs));
   st.stats.published += job->accepted.size() - duplicates;
   if (shares.empty() && delayed.empty())
     finish_publish(self, *job);
@@ -213,6 +222,10 @@ void cache_route(session_pointer self, const route_ref& route) {
 void finish_publish(session_pointer self, publish_job& job) {
   auto& st = self->state;
   --st.publishing;
+  if (job.from_link) {
+    job.link_done.deliver(caf::ok_atom_v);
+    return;
+  }
   auto refused_before = st.stats.refused;
   for (auto& outcome : job.outcomes)
     if (outcome.error) {

@@ -22,6 +22,8 @@ shard_topic* create_topic(topic_shard_pointer self, topic_seed& seed) {
   first->shard = self->address();
   first->dedup_window_ms = topic_dedup_window(st, first->groups);
   auto& topic = st.topics[seed.topic];
+  if (!seed.links.empty())
+    first->links = seed_links(topic, seed.links);
   topic.current = route_ref{std::move(first)};
   st.index.insert(seed.topic);
   for (auto& target : seed.fanout) {
@@ -155,6 +157,17 @@ topic_shard_impl(topic_shard_pointer self,
         return shard_dedup(self, query);
       },
       [self](dedup_tick_atom) { shard_dedup_tick(self); },
+      [self](add_link_atom, const std::vector<std::string>& patterns,
+             const link_out_actor& link) {
+        return shard_add_links(self, patterns, link);
+      },
+      [self](del_link_atom, const std::vector<std::string>& patterns,
+             const link_out_actor& link) {
+        shard_remove_links(self, patterns, link);
+      },
+      [self](drop_link_atom, const link_out_actor& link) {
+        shard_drop_link(self, link);
+      },
   };
 }
 

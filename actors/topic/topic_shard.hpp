@@ -95,6 +95,9 @@ struct shard_topic {
   shard_topic* idle_next = nullptr;
   /// True while the topic is in the idle list.
   bool idle = false;
+  /// For each link in the route (cluster): how many of its peer's patterns
+  /// match the topic; the link leaves the route when that reaches 0.
+  std::vector<std::pair<caf::actor_addr, uint32_t>> link_counts;
 };
 
 /// How one session uses one topic of the shard.
@@ -270,6 +273,27 @@ void shard_fire_due(topic_shard_pointer self);
 /// Returns when the shard's earliest delayed message falls due, in
 /// milliseconds since the Unix epoch; 0 when it holds none.
 int64_t next_due_unix_ms(topic_shard_pointer self);
+
+/// Adds `link` to every topic one of `patterns` matches (cluster: a peer's
+/// interest); answers once every cacher of a changed route has it.
+caf::result<caf::ok_atom>
+shard_add_links(topic_shard_pointer self,
+                const std::vector<std::string>& patterns,
+                const link_out_actor& link);
+
+/// Takes `patterns` of a peer's interest back: `link` leaves the routes that
+/// none of its other patterns match.
+void shard_remove_links(topic_shard_pointer self,
+                        const std::vector<std::string>& patterns,
+                        const link_out_actor& link);
+
+/// Takes `link` out of every route (its peer is gone).
+void shard_drop_link(topic_shard_pointer self, const link_out_actor& link);
+
+/// Counts the links of a new topic's seed (one entry per matching pattern)
+/// into `topic` and returns them without repeats, for its first route.
+std::vector<link_out_actor>
+seed_links(shard_topic& topic, const std::vector<link_out_actor>& links);
 
 /// Forgets a session that ended: out of every route and cacher list.
 void shard_forget_session(topic_shard_pointer self,
