@@ -8,9 +8,7 @@
 #include "client/tls_diagnosis.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
-#include <random>
 
 namespace tb::client::detail {
 
@@ -42,17 +40,6 @@ bool is_permanent(grpc::StatusCode code) {
   }
 }
 
-// Returns 16 random hex digits and a dash: the msg_id prefix of one client
-// (64 random bits: two clients collide with odds of 1 in 2^64).
-std::string random_id_prefix() {
-  std::random_device device;
-  std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
-  char text[18];
-  std::snprintf(text, sizeof(text), "%016llx-",
-                static_cast<unsigned long long>(gen()));
-  return text;
-}
-
 } // namespace
 
 client_core::client_core(const std::string& address, client_options options)
@@ -62,7 +49,7 @@ client_core::client_core(const std::string& address, client_options options)
       stub_(pb::Broker::NewStub(channel_)),
       unary_(channel_, address, options_.security),
       callbacks_(options_.max_queued_callbacks),
-      id_prefix_(random_id_prefix()) {}
+      id_prefix_(random_msg_id_prefix()) {}
 
 client_core::~client_core() {
   close();
