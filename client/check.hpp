@@ -1,8 +1,9 @@
 // The C++ client's check of what it is about to send: every protobuf
 // `string` field (topics, patterns, group names, tags, keys, header names
 // and values) must be UTF-8, or the broker cannot parse the frame and ends
-// the stream (issue 15). The client refuses such a request before sending
-// anything, with INVALID_ARGUMENT naming the field and the byte offset:
+// the stream (issue 15); payloads and msg_ids are `bytes`, never checked. The
+// client refuses such a request before sending anything, with INVALID_ARGUMENT
+// naming the field and the byte offset:
 //
 //   publish.messages[0].topic "x.\xff" is not UTF-8 (at byte offset 2: 0xff)
 //

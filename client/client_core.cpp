@@ -11,9 +11,7 @@
 #include "client/tls_diagnosis.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <iostream>
-#include <random>
 
 namespace tb::client::detail {
 
@@ -45,17 +43,6 @@ bool is_permanent(grpc::StatusCode code) {
   }
 }
 
-// Returns 16 random hex digits and a dash: the msg_id prefix of one client
-// (64 random bits: two clients collide with odds of 1 in 2^64).
-std::string random_id_prefix() {
-  std::random_device device;
-  std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
-  char text[18];
-  std::snprintf(text, sizeof(text), "%016llx-",
-                static_cast<unsigned long long>(gen()));
-  return text;
-}
-
 // Checks `addresses` (none empty, at least one) and shuffles them when
 // the options say so.
 std::vector<std::string> core_addresses(std::vector<std::string> addresses,
@@ -83,7 +70,7 @@ client_core::client_core(std::vector<std::string> addresses,
       addresses_(core_addresses(std::move(addresses), options_)),
       address_(join_addresses(addresses_)),
       callbacks_(options_.max_queued_callbacks),
-      id_prefix_(random_id_prefix()) {
+      id_prefix_(random_msg_id_prefix()) {
   for (auto& address : addresses_)
     nodes_.push_back(std::make_unique<connection>(
         make_channel(address, options_.security, options_.name,

@@ -66,7 +66,7 @@ void client_core::publish(pb::Message message, publish_callback done) {
     return;
   }
   if (options_.idempotent && message.msg_id().empty())
-    message.set_msg_id(id_prefix_ + std::to_string(++next_msg_id_));
+    message.set_msg_id(make_msg_id(id_prefix_, ++next_msg_id_));
   auto bytes = message_bytes(message);
   auto wake = unsent_.empty();
   unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});

@@ -53,9 +53,10 @@ struct outgoing_message {
   std::chrono::system_clock::time_point not_before{};
   /// 0 (default) to 9: among a group's waiting messages, higher first.
   uint32_t priority = 0;
-  /// Optional id for de-duplication (at most 128 bytes): a second message
-  /// with the same id on the same topic within the broker's window is
-  /// confirmed as a duplicate and routed nowhere (docs/semantics.md).
+  /// Optional id for de-duplication (at most 128 bytes, any bytes: text or
+  /// binary): a second message with the same id on the same topic within
+  /// the broker's window is confirmed as a duplicate and routed nowhere
+  /// (docs/semantics.md).
   std::string msg_id = {};
 };
 

@@ -121,8 +121,8 @@ struct run_config {
   /// workers' acks (queue: the group holds little).
   bool paced = false;
   /// Give every published message a unique msg_id (issue 28), as an
-  /// idempotent client does: 16 random hex digits of the run, a dash and
-  /// the message's number.
+  /// idempotent client does: 8 random bytes of the run and the message's
+  /// number in 7 bytes (client/msg_id.hpp).
   bool msg_ids = false;
   /// Print one JSON object instead of a table.
   bool json = false;

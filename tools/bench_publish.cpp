@@ -5,33 +5,26 @@
 // falls behind does not hide the stall (no coordinated omission).
 
 #include <algorithm>
-#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <random>
 #include <string>
 #include <thread>
 
 #include <sys/prctl.h>
 
 #include "client/connection.hpp"
+#include "client/msg_id.hpp"
 #include "tools/bench_report.hpp"
 
 namespace tb::bench {
 
 namespace {
 
-// Returns the msg_id prefix of this run: 16 random hex digits and a dash.
-const std::string& id_prefix() {
-  static const std::string prefix = [] {
-    std::random_device device;
-    std::mt19937_64 gen{(static_cast<uint64_t>(device()) << 32) ^ device()};
-    char text[18];
-    std::snprintf(text, sizeof(text), "%016llx-",
-                  static_cast<unsigned long long>(gen()));
-    return std::string{text};
-  }();
+// Returns the msg_id prefix of this run: 8 random bytes, as an idempotent
+// client's (client/msg_id.hpp).
+const client::msg_id_prefix& bench_msg_id_prefix() {
+  static const client::msg_id_prefix prefix = client::random_msg_id_prefix();
   return prefix;
 }
 
@@ -163,17 +156,11 @@ bool publish_share(client::session& session, const run_config& cfg,
                                static_cast<double>(seq - first) * 1e9 / rate)
               : now;
       if (cfg.msg_ids) {
-        // As an idempotent client: a prefix per run and the number. The
-        // messages are reused frame after frame: the prefix stays, only
-        // the digits are written (no allocation, no formatting call).
-        const auto& prefix = id_prefix();
+        // As an idempotent client: 8 random bytes per run and the number,
+        // 15 bytes, written into the reused message (no allocation).
         auto* id = msg.mutable_msg_id();
-        if (id->size() < prefix.size())
-          id->assign(prefix);
-        char digits[20];
-        auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
-        id->replace(prefix.size(), std::string::npos, digits,
-                    static_cast<std::size_t>(end - digits));
+        id->resize(client::generated_msg_id_bytes);
+        client::write_msg_id(bench_msg_id_prefix(), seq, id->data());
       }
       auto* payload = msg.mutable_payload()->data();
       std::memcpy(payload, &stamp, sizeof stamp);

@@ -292,14 +292,26 @@ make_publish_job(session_state& st,
   auto next_id = st.ctx.ids->reserve(valid);
   job->accepted.reserve(valid);
   job->positions.reserve(valid);
+  // The dedup keys hash a run of messages to one topic's name once.
+  std::string_view hashed_topic;
+  dedup_topic_hash topic_hash;
   for (int i = 0; i < messages.size(); ++i) {
     auto& outcome = job->outcomes[static_cast<size_t>(i)];
     if (outcome.error)
       continue;
     auto& msg = messages[i];
-    if (!msg.msg_id().empty())
+    if (!msg.msg_id().empty()) {
+      if (job->dedup.empty()) {
+        job->dedup.reserve(valid);
+        hashed_topic = msg.topic();
+        topic_hash = make_dedup_topic_hash(hashed_topic);
+      } else if (msg.topic() != hashed_topic) {
+        hashed_topic = msg.topic();
+        topic_hash = make_dedup_topic_hash(hashed_topic);
+      }
       job->dedup.emplace_back(static_cast<uint32_t>(job->accepted.size()),
-                              make_dedup_key(msg.topic(), msg.msg_id()));
+                              make_dedup_key(topic_hash, msg.msg_id()));
+    }
     outcome.id = next_id++;
     job->accepted.push_back(message_record::make(
         outcome.id, accepted_at, msg.topic(), msg.payload(), msg.key(),

@@ -51,30 +51,49 @@ struct hasher {
 
 } // namespace
 
-dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept {
+dedup_topic_hash make_dedup_topic_hash(std::string_view topic) noexcept {
   hasher h;
   h.bytes(topic);
+  return dedup_topic_hash{h.a, h.b};
+}
+
+dedup_key make_dedup_key(const dedup_topic_hash& topic,
+                         std::string_view id) noexcept {
+  hasher h{topic.a, topic.b};
   h.bytes(id);
   return dedup_key{avalanche(h.a ^ rotl(h.b, 17)), avalanche(h.b + h.a * k1)};
 }
 
-dedup_table::dedup_table(std::size_t max_ids)
-    : max_ids_(std::clamp<std::size_t>(max_ids, 1, std::size_t{1} << 30)) {
+dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept {
+  return make_dedup_key(make_dedup_topic_hash(topic), id);
+}
+
+dedup_table::dedup_table(std::size_t max_ids, uint32_t seq_limit)
+    : max_ids_(std::clamp<std::size_t>(max_ids, 1, std::size_t{1} << 30)),
+      seq_limit_(seq_limit) {
   // nop
 }
 
 std::optional<uint64_t> dedup_table::check(const dedup_key& key,
                                            uint64_t first_id, time_point now,
                                            std::chrono::milliseconds window) {
-  if (size_ > 0)
-    for (auto i = home(key);; i = (i + 1) & mask_) {
-      auto slot = slots_[i];
-      if (slot == 0)
-        break;
-      if ((slot >> 32) != tag(key))
-        continue; // another key: no read of its ring entry
-      auto& e = ring_[(slot & 0xffffffffu) - 1];
-      if (e.key == key) {
+  // A free slot of the home bucket, seen on the way: the new entry's, unless
+  // the index is rebuilt.
+  uint64_t* free_slot = nullptr;
+  if (size_ > 0) {
+    auto t = tag(key);
+    auto first = home(key);
+    for (auto b = first;;) {
+      auto& bk = buckets_[b];
+      for (auto& slot : bk.slots) {
+        auto remembered = live_value(slot);
+        if (!remembered && free_slot == nullptr && b == first)
+          free_slot = &slot;
+        if (static_cast<uint32_t>(slot >> 32) != t || !remembered)
+          continue; // another key (no read of its ring entry), or forgotten
+        auto& e = ring_[position(static_cast<uint32_t>(slot - 1))];
+        if (!(e.key == key))
+          continue;
         if (e.due > now) {
           ++duplicates_;
           return e.first_id;
@@ -85,22 +104,36 @@ std::optional<uint64_t> dedup_table::check(const dedup_key& key,
         e.due = now + window;
         return std::nullopt;
       }
+      if (!live_value(bk.overflow))
+        break; // no key still remembered went beyond this bucket
+      if (++b == buckets_.size())
+        b = 0;
     }
+  }
   if (size_ == ring_.size()) {
     if (ring_.size() < max_ids_) {
       grow(std::min(std::max<std::size_t>(ring_.size() * 2, 1024), max_ids_));
+      free_slot = nullptr; // the index was rebuilt
     } else {
       pop_oldest();
       ++evicted_;
     }
   }
-  auto pos = (head_ + size_) % ring_.size();
+  // The newest entry's seq and place, without a division.
+  auto seq = uint64_t{head_seq_} + size_;
+  if (seq >= period_)
+    seq -= period_;
+  auto pos = head_ + size_;
+  if (pos >= ring_.size())
+    pos -= ring_.size();
   ring_[pos] = entry{key, first_id, now + window};
   ++size_;
-  auto i = home(key);
-  while (slots_[i] != 0)
-    i = (i + 1) & mask_;
-  slots_[i] = make_slot(key, pos);
+  if (free_slot != nullptr)
+    *free_slot = (static_cast<uint64_t>(tag(key)) << 32) | (seq + 1);
+  else
+    index(key, static_cast<uint32_t>(seq));
+  if (++since_scrub_ >= period_ / 4)
+    scrub();
   return std::nullopt;
 }
 
@@ -114,24 +147,42 @@ std::optional<dedup_table::time_point> dedup_table::expire(time_point now) {
   return ring_[head_].due;
 }
 
-void dedup_table::pop_oldest() {
-  auto target = make_slot(ring_[head_].key, head_);
-  auto i = home(ring_[head_].key);
-  while (slots_[i] != target)
-    i = (i + 1) & mask_;
-  // Backward-shift deletion: move up each later entry of the probe run
-  // whose home is not between the hole and itself.
-  for (auto j = (i + 1) & mask_; slots_[j] != 0; j = (j + 1) & mask_) {
-    auto k = static_cast<std::size_t>(slots_[j] >> 32) & mask_;
-    bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-    if (!stays) {
-      slots_[i] = slots_[j];
-      i = j;
-    }
-  }
-  slots_[i] = 0;
-  head_ = (head_ + 1) % ring_.size();
+void dedup_table::pop_oldest() noexcept {
+  if (++head_ == ring_.size())
+    head_ = 0;
+  if (++head_seq_ == period_)
+    head_seq_ = 0;
   --size_;
+}
+
+void dedup_table::index(const dedup_key& key, uint32_t seq) noexcept {
+  auto value = (static_cast<uint64_t>(tag(key)) << 32) | (uint64_t{seq} + 1);
+  // A free slot exists: the buckets have 7 slots per 4 entries.
+  for (auto b = home(key);;) {
+    auto& bk = buckets_[b];
+    for (auto& slot : bk.slots)
+      if (!live_value(slot)) {
+        slot = value;
+        return;
+      }
+    bk.overflow = uint64_t{seq} + 1;
+    if (++b == buckets_.size())
+      b = 0;
+  }
+}
+
+void dedup_table::scrub() noexcept {
+  // A forgotten seq would look remembered again once the seqs come round
+  // (period_ entries later): free them while they cannot (every period_/4
+  // entries; seqs stay apart by at most max_ids + period_/4).
+  since_scrub_ = 0;
+  for (auto& bk : buckets_) {
+    for (auto& slot : bk.slots)
+      if (slot != 0 && !live_value(slot))
+        slot = 0;
+    if (bk.overflow != 0 && !live_value(bk.overflow))
+      bk.overflow = 0;
+  }
 }
 
 void dedup_table::grow(std::size_t capacity) {
@@ -142,17 +193,17 @@ void dedup_table::grow(std::size_t capacity) {
   next.resize(capacity);
   ring_ = std::move(next);
   head_ = 0;
-  std::size_t slots = 2;
-  while (slots < 2 * capacity)
-    slots *= 2;
-  slots_.assign(slots, 0);
-  mask_ = slots - 1;
-  for (std::size_t pos = 0; pos < size_; ++pos) {
-    auto i = home(ring_[pos].key);
-    while (slots_[i] != 0)
-      i = (i + 1) & mask_;
-    slots_[i] = make_slot(ring_[pos].key, pos);
-  }
+  head_seq_ = 0;
+  // At least 3 ring sizes (4 unless that passes 2^32), so that the scrub
+  // every period_/4 entries frees a forgotten seq before it comes round.
+  auto rounds = std::max<uint64_t>(seq_limit_ / capacity, 4);
+  period_ = static_cast<uint32_t>(
+      std::min<uint64_t>(rounds * capacity, UINT32_MAX / capacity * capacity));
+  since_scrub_ = 0;
+  std::vector<bucket> buckets((capacity + 3) / 4);
+  buckets_.swap(buckets);
+  for (std::size_t i = 0; i < size_; ++i)
+    index(ring_[i].key, static_cast<uint32_t>(i));
 }
 
 } // namespace tb

@@ -9,14 +9,25 @@
 // An id is remembered as a 128-bit hash of topic and id (`dedup_key`,
 // computed by the publishing session, so that no string travels): two
 // different ids collide with odds of about n^2 / 2^129 (1 in 10^26 for a
-// million ids). The table is flat, with no allocation per id: a ring of
-// entries in arrival order (key, first message id, due time: 32 bytes) and
-// an open-addressing index of 8-byte slots (32 bits of the key and the ring
-// position, so that probes and deletions rarely read the ring) at most half
-// full (16 bytes per id): 48 bytes per remembered id, whatever the lengths
-// of topic and id
-// (docs/performance.md measures it). It grows by doubling up to `max_ids`
-// entries; then the oldest entry goes first (counted in `evicted()`).
+// million ids). The table is flat, with no allocation per id:
+//
+// - a ring of entries in arrival order (key, first message id, due time:
+//   32 bytes), each numbered by its arrival (`seq`, modulo a period that is
+//   a multiple of the ring's size, so that seq % capacity is its place);
+// - an index of 64-byte buckets (one cache line) of 7 slots, each slot 32
+//   bits of the key and the seq of its entry. A slot whose seq is no longer
+//   in the ring (forgotten) is free: forgetting the oldest entry moves the
+//   ring's head and touches no slot. A key goes to the first bucket, from
+//   its home on, with a free slot; each bucket it passes remembers the seq
+//   of the newest key placed beyond it, so a probe goes on to the next
+//   bucket only while that key is still remembered.
+//
+// The index has one bucket per 4 entries of the ring (16 bytes per id), so
+// a check reads one cache line of the index, and the ring only for a slot
+// whose 32 bits match: 48 bytes per remembered id, whatever the lengths of
+// topic and id (docs/performance.md measures it). The table grows by
+// doubling up to `max_ids` entries; then the oldest entry goes first
+// (counted in `evicted()`).
 
 #pragma once
 
@@ -45,6 +56,23 @@ struct dedup_key {
   }
 };
 
+/// The hash of a topic, the start of the keys of its message ids: a
+/// session hashes a run of messages to one topic once.
+struct dedup_topic_hash {
+  /// The first lane.
+  uint64_t a = 0;
+  /// The second lane.
+  uint64_t b = 0;
+};
+
+/// Returns the hash of `topic`.
+dedup_topic_hash make_dedup_topic_hash(std::string_view topic) noexcept;
+
+/// Returns the key of message id `id` on the topic whose hash is `topic`
+/// (the same as `make_dedup_key` of the topic's name).
+dedup_key make_dedup_key(const dedup_topic_hash& topic,
+                         std::string_view id) noexcept;
+
 /// Returns the key of message id `id` on `topic`.
 dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept;
 
@@ -57,8 +85,9 @@ public:
   using time_point = std::chrono::steady_clock::time_point;
 
   /// Creates a table that remembers at most `max_ids` ids (at least 1, at
-  /// most 2^30).
-  explicit dedup_table(std::size_t max_ids);
+  /// most 2^30). `seq_limit` bounds the arrival numbers before they wrap
+  /// (tests shorten it to see the wrap; at least 4 ring sizes are kept).
+  explicit dedup_table(std::size_t max_ids, uint32_t seq_limit = UINT32_MAX);
 
   /// Returns the broker id of the first message with `key` if it is
   /// remembered and its window has not ended by `now` (counting a
@@ -67,6 +96,17 @@ public:
   std::optional<uint64_t> check(const dedup_key& key, uint64_t first_id,
                                 time_point now,
                                 std::chrono::milliseconds window);
+
+  /// Asks the CPU to fetch the index line where `check(key, ...)` starts,
+  /// so that a caller checking a batch can overlap the memory reads of
+  /// several keys (a hint: never changes the table).
+  __attribute__((always_inline)) void
+  prefetch(const dedup_key& key) const noexcept {
+    // Inlined always and without a test for an empty index (home is 0
+    // there, and a prefetch never faults): otherwise GCC 12 takes the call
+    // for one without effects and drops it.
+    __builtin_prefetch(buckets_.data() + home(key));
+  }
 
   /// Forgets every id whose window ended by `now`, oldest first; stops at
   /// the first entry still in its window (an entry behind it with a shorter
@@ -81,7 +121,8 @@ public:
 
   /// Returns the bytes the table holds (ring and index).
   std::size_t memory_bytes() const noexcept {
-    return ring_.capacity() * sizeof(entry) + slots_.capacity() * 8;
+    return ring_.capacity() * sizeof(entry) +
+           buckets_.capacity() * sizeof(bucket);
   }
 
   /// Returns how many duplicates `check` found.
@@ -106,35 +147,70 @@ private:
     time_point due;
   };
 
-  // Returns the 32 bits of `key` its index slot keeps: its home slot is
-  // their low bits, and the others tell most other keys apart without
-  // reading their ring entries.
+  // The slots of a bucket.
+  static constexpr std::size_t bucket_slots = 7;
+
+  // One cache line of the index.
+  struct alignas(64) bucket {
+    // tag << 32 | (seq + 1) of an entry; 0 = never used.
+    uint64_t slots[bucket_slots];
+    // seq + 1 of the newest key placed beyond this bucket; 0 = none.
+    uint64_t overflow;
+  };
+
+  // Returns the 32 bits of `key` its slot keeps.
   static uint32_t tag(const dedup_key& key) noexcept {
     return static_cast<uint32_t>(key.h1 >> 32);
   }
 
-  // Returns the index slot where the probe for `key` starts.
+  // Returns the bucket where the probe for `key` starts (other bits than
+  // the tag's, mapped onto the buckets without a division).
   std::size_t home(const dedup_key& key) const noexcept {
-    return static_cast<std::size_t>(tag(key)) & mask_;
+    return static_cast<std::size_t>(
+        (static_cast<uint64_t>(static_cast<uint32_t>(key.h2)) *
+         buckets_.size()) >>
+        32);
   }
 
-  // Returns the index slot value of `key` at ring position `pos`.
-  static uint64_t make_slot(const dedup_key& key, std::size_t pos) noexcept {
-    return (static_cast<uint64_t>(tag(key)) << 32) | (pos + 1);
+  // Returns true if the entry numbered `seq` is in the ring.
+  bool live(uint32_t seq) const noexcept {
+    auto d = seq >= head_seq_ ? seq - head_seq_ : seq + (period_ - head_seq_);
+    return d < size_;
   }
 
-  // Forgets the oldest entry.
-  void pop_oldest();
+  // Returns true if slot or overflow value `value` (seq + 1; 0 = none)
+  // names an entry in the ring.
+  bool live_value(uint64_t value) const noexcept {
+    return value != 0 && live(static_cast<uint32_t>(value - 1));
+  }
+
+  // Returns the ring position of the entry numbered `seq`.
+  std::size_t position(uint32_t seq) const noexcept {
+    return seq % ring_.size();
+  }
+
+  // Forgets the oldest entry (the index keeps its slot, now free).
+  void pop_oldest() noexcept;
+
+  // Puts the newest entry (numbered `seq`) into the index.
+  void index(const dedup_key& key, uint32_t seq) noexcept;
+
+  // Frees every slot and overflow mark of a forgotten entry, before their
+  // seqs come round again.
+  void scrub() noexcept;
 
   // Grows the ring (and rebuilds the index) to hold `capacity` entries.
   void grow(std::size_t capacity);
 
   std::size_t max_ids_;
-  std::vector<entry> ring_;     // arrival order from head_, size_ entries
-  std::vector<uint64_t> slots_; // tag << 32 | ring position + 1; 0 = empty
-  std::size_t mask_ = 0;
-  std::size_t head_ = 0;
+  uint32_t seq_limit_;
+  std::vector<entry> ring_; // arrival order from head_, size_ entries
+  std::vector<bucket> buckets_;
+  std::size_t head_ = 0;  // ring position of the oldest entry
+  uint32_t head_seq_ = 0; // its seq
+  uint32_t period_ = 1;   // seqs are modulo this, a multiple of the ring
   std::size_t size_ = 0;
+  uint64_t since_scrub_ = 0; // entries added since the last scrub
   uint64_t duplicates_ = 0;
   uint64_t evicted_ = 0;
   uint64_t expired_ = 0;

@@ -22,6 +22,7 @@
 #include "client/connection.hpp"
 #include "client/delivery.hpp"
 #include "client/detail/callback_queue.hpp"
+#include "client/msg_id.hpp"
 #include "client/options.hpp"
 #include "client/subscription.hpp"
 #include "tinybroker.grpc.pb.h"
@@ -231,8 +232,9 @@ private:
   client_stats stats_;
   uint64_t next_request_id_ = 0;
   uint64_t next_subscription_id_ = 0;
-  // Idempotent: msg_ids are this prefix (random per client) and a counter.
-  const std::string id_prefix_;
+  // Idempotent: msg_ids are this prefix (random per client) and a counter
+  // (client/msg_id.hpp).
+  const msg_id_prefix id_prefix_;
   uint64_t next_msg_id_ = 0;
   grpc::Status final_status_;
   // The broker's limits.max_message_bytes from its Info reply (0: unknown,

@@ -11,9 +11,12 @@ import threading
 import time
 from typing import List
 
+import pytest
+
 import tinybroker
 import tinybroker.aio
 from tinybroker import Message
+from tinybroker._types import GENERATED_MSG_ID_BYTES, generated_msg_id
 
 from conftest import wait_until
 
@@ -100,6 +103,53 @@ def test_same_msg_id_is_a_duplicate(broker):
         c.publish("pyidem.one", "end")
         assert wait_until(lambda: len(got) == 2)
     assert got == [b"first", b"end"]
+
+
+def test_msg_ids_are_bytes_and_str_is_sent_as_utf8(broker):
+    # Issue 28: msg_id is a bytes field; any bytes are an id, and a str is
+    # its UTF-8 bytes.
+    with tinybroker.connect(broker.address) as c:
+        binary = b"\xff\x00\x01id"
+        first = c.publish("pyidem.bytes", "1", msg_id=binary)
+        [again] = c.publish_results([Message("pyidem.bytes", "2",
+                                             msg_id=bytearray(binary))])
+        assert again.duplicate and again.id == first
+        text = c.publish("pyidem.bytes", "3", msg_id="caf\u00e9")
+        [same] = c.publish_results([Message("pyidem.bytes", "4",
+                                            msg_id=b"caf\xc3\xa9")])
+        assert same.duplicate and same.id == text
+        with pytest.raises(TypeError, match="msg_id"):
+            c.publish("pyidem.bytes", "5", msg_id=7)  # type: ignore
+
+
+def test_generated_msg_ids_are_15_bytes(broker):
+    assert generated_msg_id(b"\x01" * 8, 1) == b"\x01" * 8 + b"\0" * 6 + b"\1"
+    assert generated_msg_id(b"r" * 8, 2**56 + 5)[8:] == b"\0" * 6 + b"\5"
+    # The threaded and the asyncio client's first generated id is their
+    # prefix and 1: another client publishing that id gets a duplicate.
+    with tinybroker.connect(broker.address, idempotent=True) as pub, \
+            tinybroker.connect(broker.address) as other:
+        first = pub.publish("pyidem.gen", "x")
+        id1 = generated_msg_id(pub._id_prefix, 1)
+        assert len(id1) == GENERATED_MSG_ID_BYTES == 15
+        [copy] = other.publish_results([Message("pyidem.gen", "y",
+                                                msg_id=id1)])
+        assert copy.duplicate and copy.id == first
+
+    async def main() -> None:
+        async with tinybroker.aio.connect(broker.address,
+                                          idempotent=True) as apub:
+            first = await apub.publish("pyidem.agen", "x")
+            [copy] = await apub.publish_results([Message(
+                "pyidem.agen", "y",
+                msg_id=generated_msg_id(apub._id_prefix, 1))])
+            assert copy.duplicate and copy.id == first
+            # Its own binary ids are bytes too.
+            [own] = await apub.publish_results([Message(
+                "pyidem.agen", "z", msg_id=b"\xfe")])
+            assert own.ok and not own.duplicate
+
+    asyncio.run(main())
 
 
 def test_threaded_cut_connections_lose_and_double_nothing(broker):

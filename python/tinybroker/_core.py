@@ -83,11 +83,11 @@ class Core(Subscribing, Closing, PublishQueue):
         self._next_sub = 0
         # The broker's size limits, from its Info reply (_limits.py).
         self._limit_cache = LimitCache()
-        # Idempotent publishing (issue 28): msg_ids are this client's random
-        # prefix and a counter; unconfirmed frames are sent again after a
-        # reconnect (see _ended).
+        # Idempotent publishing (issue 28): msg_ids are this client's 8
+        # random bytes and a 7-byte counter (15 bytes, as the C++ client's);
+        # unconfirmed frames are sent again after a reconnect (see _ended).
         self._idempotent = idempotent
-        self._id_prefix = secrets.token_hex(8) + "-"
+        self._id_prefix = secrets.token_bytes(8)
         self._next_msg_id = 0
         #: Messages queued again after a lost connection (idempotent).
         self.republished = 0

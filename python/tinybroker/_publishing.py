@@ -16,7 +16,7 @@ import grpc
 from ._limits import LimitCache, check_sizes, frames
 from ._proto import tinybroker_pb2 as pb
 from ._types import (Message, MessageLike, PublishResult, check_results,
-                     to_proto_messages)
+                     generated_msg_id, to_proto_messages)
 from .errors import PublishQueueFullError
 
 
@@ -54,7 +54,7 @@ class PublishQueue:
     _next_request_id: Callable[[], int]
     _new_future: Callable[[], Any]
     _idempotent: bool
-    _id_prefix: str
+    _id_prefix: bytes
     _next_msg_id: int
 
     def _room_freed(self) -> None:
@@ -88,7 +88,8 @@ class PublishQueue:
             for proto in protos:
                 if not proto.msg_id:
                     self._next_msg_id += 1
-                    proto.msg_id = f"{self._id_prefix}{self._next_msg_id}"
+                    proto.msg_id = generated_msg_id(self._id_prefix,
+                                                    self._next_msg_id)
         limits = self._limit_cache.known()
         check_sizes(protos, limits, self.server)
         with self._guard():
@@ -175,7 +176,7 @@ class Publishing:
                 headers: Optional[Dict[str, str]] = None, key: str = "",
                 timeout: Optional[float] = 10.0, ttl: float = 0,
                 delay: float = 0, not_before: Any = None,
-                priority: int = 0, msg_id: str = "") -> int:
+                priority: int = 0, msg_id: "bytes | str" = b"") -> int:
         """Publishes one message and returns its id once confirmed (with
         `msg_id`, a duplicate's id is the first message's). Raises
         PublishError when the broker refused it. `ttl`, `delay`,
@@ -279,7 +280,7 @@ class AsyncPublishing:
                       headers: Optional[Dict[str, str]] = None, key: str = "",
                       timeout: Optional[float] = 10.0, ttl: float = 0,
                       delay: float = 0, not_before: Any = None,
-                      priority: int = 0, msg_id: str = "") -> int:
+                      priority: int = 0, msg_id: "bytes | str" = b"") -> int:
         """Publishes one message; its id, or PublishError (with `msg_id`, a
         duplicate's id is the first message's). `ttl`, `delay`, `not_before`,
         `priority` and `msg_id` as in Message."""

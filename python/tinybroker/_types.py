@@ -46,13 +46,16 @@ class Message:
     priority: int = 0
     #: Optional de-duplication id (at most 128 bytes): a second message with
     #: it on the same topic within the broker's window is confirmed as a
-    #: duplicate and routed nowhere. Given by an idempotent client if empty.
-    msg_id: str = ""
+    #: duplicate and routed nowhere. Any bytes; a str is sent as its UTF-8
+    #: bytes (so "order-1" and b"order-1" are the same id). Given by an
+    #: idempotent client if empty (15 bytes, see generated_msg_id).
+    msg_id: "bytes | str" = b""
 
     def to_proto(self, field: str = "message") -> "pb.Message":
         """Returns the wire form. Raises TypeError for a payload that is not
-        bytes-like or str (or a topic, key or header that is not str, or a
-        time or priority that is not a number) and InvalidRequestError for
+        bytes-like or str (or a msg_id that is not bytes-like or str, a
+        topic, key or header that is not str, or a time or priority that is
+        not a number) and InvalidRequestError for
         text that is not UTF-8, a negative time, a priority outside 0-9 or
         both delay and not_before; `field` names the message in all."""
         if self.delay and self.not_before is not None:
@@ -69,7 +72,18 @@ class Message:
             not_before_unix_ms=_check.unix_millis(f"{field}.not_before",
                                                   self.not_before),
             priority=_check.priority(f"{field}.priority", self.priority),
-            msg_id=_check.text(f"{field}.msg_id", self.msg_id))
+            msg_id=_check.payload(f"{field}.msg_id", self.msg_id))
+
+
+#: The length of the msg_ids an idempotent client generates, in bytes.
+GENERATED_MSG_ID_BYTES = 15
+
+
+def generated_msg_id(prefix: bytes, number: int) -> bytes:
+    """The msg_id numbered `number` of an idempotent client whose random
+    prefix is `prefix` (8 bytes): the prefix and the low 56 bits of the
+    number, big-endian; 15 bytes, as the C++ client's (client/msg_id.hpp)."""
+    return prefix + (number & 0xFFFFFFFFFFFFFF).to_bytes(7, "big")
 
 
 #: What publish_many takes per message: a Message, or (topic, payload) or

@@ -430,7 +430,8 @@ def connect(server: Optional[ServerSpec] = None, *, token: Optional[str] = None,
     `tinybroker-client-name` metadata of every call. `options`:
     the Client's keywords (reconnect_max_attempts, max_queued, on_error,
     max_pending_publishes, publish_block, idempotent, randomize_servers). With
-    `idempotent=True` every message gets a msg_id (unless it has one) and
+    `idempotent=True` every message gets a msg_id (unless it has one: 15
+    bytes, 8 random bytes of the client and a counter) and
     the publishes unconfirmed when a connection is lost are sent again with
     the same ids after the reconnect: the broker confirms a copy it already
     routed as a duplicate (PublishResult.duplicate), so a lost connection

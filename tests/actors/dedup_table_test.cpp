@@ -1,6 +1,7 @@
 // Tests of the flat table of remembered message ids (issue 28): keys of
-// topic and id, growth up to max_ids, eviction oldest first with the index
-// kept consistent (backward-shift deletion), expiry by due time.
+// topic and id, growth up to max_ids, eviction oldest first (the index's
+// slots of forgotten entries are free again), keys beyond a full bucket,
+// arrival numbers that come round, expiry by due time, 48 bytes per id.
 
 #include <string>
 
@@ -21,6 +22,13 @@ TEST(DedupTable, KeysTellTopicAndIdApart) {
   EXPECT_FALSE(tb::make_dedup_key("a", "bc") == tb::make_dedup_key("ab", "c"));
   EXPECT_FALSE(tb::make_dedup_key("t", "12345678") ==
                tb::make_dedup_key("t", "123456789"));
+  // A topic hashed once (a session's run of messages to one topic) gives
+  // the same keys; binary ids are ids like any other.
+  auto topic = tb::make_dedup_topic_hash("orders.eu");
+  EXPECT_EQ(tb::make_dedup_key(topic, "id-1"),
+            tb::make_dedup_key("orders.eu", "id-1"));
+  EXPECT_FALSE(tb::make_dedup_key(topic, std::string("\0\xff", 2)) ==
+               tb::make_dedup_key(topic, std::string("\0\xfe", 2)));
 }
 
 TEST(DedupTable, RemembersUpToMaxIdsAndForgetsTheOldestFirst) {
@@ -42,14 +50,13 @@ TEST(DedupTable, RemembersUpToMaxIdsAndForgetsTheOldestFirst) {
     EXPECT_EQ(*first, static_cast<uint64_t>(i));
   }
   EXPECT_EQ(table.duplicates(), static_cast<uint64_t>(max_ids));
-  // 32 bytes per entry and an index at most half full of 8-byte slots,
-  // its size a power of two.
-  EXPECT_LE(table.memory_bytes(), static_cast<std::size_t>(max_ids) * 64);
+  // 32 bytes per entry and a 64-byte bucket per 4 entries.
+  EXPECT_EQ(table.memory_bytes(), static_cast<std::size_t>(max_ids) * 48);
 }
 
 TEST(DedupTable, KeysWithTheSameSlotTagAreStillTwoKeys) {
-  // Same h1 (same home and tag in the index), another h2: the ring's full
-  // key decides, and deleting one keeps the other findable.
+  // Same h1 (same tag in the index), another h2: the ring's full key
+  // decides, and forgetting one keeps the other findable.
   tb::dedup_table table{2};
   time_point now{};
   auto a = tb::dedup_key{42, 1};
@@ -62,6 +69,67 @@ TEST(DedupTable, KeysWithTheSameSlotTagAreStillTwoKeys) {
   EXPECT_FALSE(table.check(a, 4, now, 1min)); // b goes
   EXPECT_EQ(table.check(c, 9, now, 1min), std::optional<uint64_t>{3});
   EXPECT_EQ(table.check(a, 9, now, 1min), std::optional<uint64_t>{4});
+}
+
+TEST(DedupTable, KeysBeyondAFullBucketAreFoundWhileRemembered) {
+  // 20 keys with one home bucket (same low bits of h2), 7 slots each: they
+  // fill it and two more. Forgetting the oldest frees their slots for new
+  // keys; the newer ones beyond stay findable.
+  tb::dedup_table table{1024};
+  time_point start{};
+  auto key = [](uint64_t i) {
+    return tb::dedup_key{(i + 1) << 32, 5};
+  };
+  for (uint64_t i = 0; i < 10; ++i)
+    ASSERT_FALSE(table.check(key(i), i, start, 10s));
+  for (uint64_t i = 10; i < 20; ++i)
+    ASSERT_FALSE(table.check(key(i), i, start, 20s));
+  auto bytes = table.memory_bytes();
+  for (uint64_t i = 0; i < 20; ++i)
+    EXPECT_EQ(table.check(key(i), 99, start, 10s), std::optional<uint64_t>{i});
+  EXPECT_EQ(table.expire(start + 10s), start + 20s); // 0-9 forgotten
+  for (uint64_t i = 10; i < 20; ++i)
+    EXPECT_EQ(table.check(key(i), 99, start, 10s), std::optional<uint64_t>{i});
+  for (uint64_t i = 20; i < 30; ++i)
+    ASSERT_FALSE(table.check(key(i), i, start + 10s, 10s));
+  for (uint64_t i = 10; i < 30; ++i)
+    EXPECT_EQ(table.check(key(i), 99, start + 10s, 10s),
+              std::optional<uint64_t>{i});
+  EXPECT_FALSE(table.check(key(3), 33, start + 10s, 10s)); // new again
+  EXPECT_EQ(table.memory_bytes(), bytes);
+}
+
+TEST(DedupTable, ArrivalNumbersComingRoundFindNothingForgotten) {
+  // 4 ids in one bucket, arrival numbers modulo 16: 100,000 new ids wrap
+  // them 6,000 times. A forgotten id's slot must never look remembered
+  // again (the bucket would fill up for good), nor a remembered one be
+  // missed.
+  tb::dedup_table table{4, 16};
+  time_point now{};
+  auto key = [](uint64_t i) {
+    return tb::dedup_key{(i % 1000 + 1) << 32 | i, i % 3};
+  };
+  for (uint64_t i = 0; i < 100000; ++i) {
+    ASSERT_FALSE(table.check(key(i), i, now, 1min)) << i;
+    for (uint64_t j = i >= 3 ? i - 3 : 0; j <= i; ++j)
+      ASSERT_EQ(table.check(key(j), 0, now, 1min), std::optional<uint64_t>{j})
+          << i << " " << j;
+  }
+  EXPECT_EQ(table.size(), 4u);
+  EXPECT_EQ(table.evicted(), 100000u - 4);
+}
+
+TEST(DedupTable, RemembersAnIdIn48Bytes) {
+  // A shard's share of the default [dedup] max_ids (1,000,000 over 4
+  // shards), full: a 32-byte ring entry and a quarter of a 64-byte bucket
+  // per id, nothing allocated per id.
+  constexpr std::size_t max_ids = 250000;
+  tb::dedup_table table{max_ids};
+  time_point now{};
+  for (std::size_t i = 0; i < max_ids + 1000; ++i)
+    table.check(tb::make_dedup_key("bench.t", std::to_string(i)), i, now, 1min);
+  ASSERT_EQ(table.size(), max_ids);
+  EXPECT_EQ(table.memory_bytes(), max_ids * 48);
 }
 
 TEST(DedupTable, AnIdPastItsWindowIsNotFoundWhileItWaitsBehindALongerOne) {

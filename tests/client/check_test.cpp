@@ -75,6 +75,18 @@ TEST(ClientCheck, ChecksTopicKeyAndHeadersOfAMessage) {
             std::string::npos);
 }
 
+TEST(ClientCheck, AMsgIdIsBytesNotText) {
+  // Issue 28: Message.msg_id is a bytes field, so any bytes may be sent.
+  client::outgoing_message msg{"a.b", "x", {}, {}};
+  msg.msg_id = std::string{"\xff\x00\x01", 3};
+  EXPECT_TRUE(client::check_strings(msg).ok())
+      << client::check_strings(msg).error_message();
+  pb::Message wire;
+  client::to_proto(msg, wire);
+  EXPECT_EQ(wire.msg_id().size(), 3u);
+  EXPECT_TRUE(client::check_strings(wire).ok());
+}
+
 TEST(ClientCheck, NamesTheRequestFieldOfFramesAndCalls) {
   pb::ClientFrame frame;
   frame.mutable_subscribe()->set_pattern("a.>");

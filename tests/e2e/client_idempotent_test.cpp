@@ -40,6 +40,26 @@ TEST_F(ClientIdempotentTest, SameMsgIdIsConfirmedAsDuplicateAndDeliveredOnce) {
   EXPECT_EQ(log.payloads(), (std::vector<std::string>{"first", "end"}));
 }
 
+TEST_F(ClientIdempotentTest, BinaryMsgIdsAreDeduplicatedToo) {
+  // Issue 28: msg_id is a bytes field; bytes that are not UTF-8 are an id
+  // like any other (the client used to refuse them, the broker to end the
+  // stream).
+  auto client = make_client();
+  client::outgoing_message msg{"idem.bin", "first", {}, {}};
+  msg.msg_id = std::string{"\xff\x00\x80\xc3", 4};
+  auto first = client->publish(msg).get();
+  ASSERT_TRUE(first.ok()) << first.status.error_message();
+  EXPECT_FALSE(first.duplicate);
+  auto second = client->publish(msg).get();
+  ASSERT_TRUE(second.ok()) << second.status.error_message();
+  EXPECT_TRUE(second.duplicate);
+  EXPECT_EQ(second.id, first.id);
+  msg.msg_id.back() = '\xc4'; // another id
+  auto third = client->publish(msg).get();
+  ASSERT_TRUE(third.ok()) << third.status.error_message();
+  EXPECT_FALSE(third.duplicate);
+}
+
 TEST_F(ClientIdempotentTest, CutConnectionsMidPublishLoseAndDoubleNothing) {
   constexpr int total = 3000;
   constexpr int cuts = 4; // after 600, 1200, 1800 and 2400 messages
