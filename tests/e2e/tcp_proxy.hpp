@@ -143,7 +143,10 @@ private:
         }
         int to = i == 0 ? l.server : l.client;
         for (ssize_t sent = 0; sent < n;) {
-          auto w = ::write(to, buf + sent, static_cast<size_t>(n - sent));
+          // send with MSG_NOSIGNAL: a side the proxy just cut (or that
+          // hung up) must end this link, not the test with SIGPIPE.
+          auto w = ::send(to, buf + sent, static_cast<size_t>(n - sent),
+                          MSG_NOSIGNAL);
           if (w <= 0) {
             done = true;
             break;
