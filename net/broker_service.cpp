@@ -227,7 +227,7 @@ void broker_service::collect_stats(const pb::StatsRequest& request,
   sources.by_load = by_load;
   sources.group_sums = std::move(group_sums);
   if (cluster_)
-    done = with_cluster_stats(sys_, cluster_, std::move(done));
+    done = with_cluster_stats(sys_, cluster_, ctx_.router, std::move(done));
   tb::collect_stats(std::move(sources), request, std::move(done));
 }
 

@@ -5,6 +5,9 @@
 //   tinybroker_cluster_peer_state{peer,address,state}   1 for the state the
 //                                              link to each peer is in
 //   tinybroker_cluster_peer_reconnects_total{peer,address}
+//   tinybroker_cluster_peer_messages_sent_total{peer,address}
+//   tinybroker_cluster_peer_messages_received_total{peer,address}
+//   tinybroker_cluster_peer_dropped_total{peer,address}
 
 #include "net/metrics_format.hpp"
 
@@ -61,6 +64,28 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
   for (const auto& p : c.peers())
     out += "tinybroker_cluster_peer_reconnects_total" + cluster_peer_labels(p) +
            " " + std::to_string(p.reconnects()) + "\n";
+  out += "# HELP tinybroker_cluster_peer_messages_sent_total Messages sent "
+         "to each peer's subscribers (one per message, however many "
+         "subscribers it has there).\n"
+         "# TYPE tinybroker_cluster_peer_messages_sent_total counter\n";
+  for (const auto& p : c.peers())
+    out += "tinybroker_cluster_peer_messages_sent_total" +
+           cluster_peer_labels(p) + " " + std::to_string(p.messages_sent()) +
+           "\n";
+  out += "# HELP tinybroker_cluster_peer_messages_received_total Messages "
+         "received from each peer for this node's subscribers.\n"
+         "# TYPE tinybroker_cluster_peer_messages_received_total counter\n";
+  for (const auto& p : c.peers())
+    out += "tinybroker_cluster_peer_messages_received_total" +
+           cluster_peer_labels(p) + " " +
+           std::to_string(p.messages_received()) + "\n";
+  out += "# HELP tinybroker_cluster_peer_dropped_total Messages for each "
+         "peer dropped because its link buffer (link_buffer_bytes) was "
+         "full.\n"
+         "# TYPE tinybroker_cluster_peer_dropped_total counter\n";
+  for (const auto& p : c.peers())
+    out += "tinybroker_cluster_peer_dropped_total" + cluster_peer_labels(p) +
+           " " + std::to_string(p.dropped()) + "\n";
   return out;
 }
 

@@ -102,8 +102,9 @@ bool wait_cluster_ready(caf::actor_system& sys, const cluster_actor& cluster,
 
 stats_callback with_cluster_stats(caf::actor_system& sys,
                                   const cluster_actor& cluster,
+                                  const router_actor& router,
                                   stats_callback done) {
-  return [&sys, cluster, done = std::move(done)](
+  return [&sys, cluster, router, done = std::move(done)](
              tinybroker::v1::StatsReply& reply, const error_info& err) {
     if (err) {
       done(reply, err);
@@ -112,13 +113,21 @@ stats_callback with_cluster_stats(caf::actor_system& sys,
     // The reply is the caller's until `done`: move it into the asking actor.
     auto shared = std::make_shared<tinybroker::v1::StatsReply>();
     shared->Swap(&reply);
-    sys.spawn([cluster, done, shared](caf::event_based_actor* self) {
+    sys.spawn([cluster, router, done, shared](caf::event_based_actor* self) {
       self->request(cluster, std::chrono::seconds(1), caf::get_atom_v,
                     cluster_atom_v)
           .then(
-              [done, shared](cluster_view& view) {
+              [self, router, done, shared](cluster_view& view) {
                 fill_cluster_stats(view, *shared->mutable_cluster());
-                done(*shared, error_info{});
+                self->request(router, std::chrono::seconds(1), peers_atom_v)
+                    .then(
+                        [done, shared](peer_stats_list& peers) {
+                          fill_peer_traffic(peers, *shared->mutable_cluster());
+                          done(*shared, error_info{});
+                        },
+                        [done, shared](caf::error&) {
+                          done(*shared, error_info{});
+                        });
               },
               [done, shared](caf::error&) { done(*shared, error_info{}); });
     });
@@ -142,6 +151,29 @@ void fill_cluster_stats(const cluster_view& view,
     peer->set_node_id(p.node_id);
     peer->set_last_error(p.last_error);
     peer->set_failed_dials(p.failed_dials);
+  }
+}
+
+void fill_peer_traffic(const peer_stats_list& peers,
+                       tinybroker::v1::ClusterStats& out) {
+  for (auto& p : *out.mutable_peers()) {
+    if (p.name().empty())
+      continue;
+    for (auto& x : peers) {
+      if (x.name != p.name())
+        continue;
+      p.set_interest_patterns(x.interest_patterns);
+      p.set_interest_synced(x.synced);
+      p.set_messages_sent(x.link.messages_sent);
+      p.set_batches_sent(x.link.batches_sent);
+      p.set_messages_received(x.link.messages_received);
+      p.set_batches_received(x.link.batches_received);
+      p.set_dropped(x.link.dropped);
+      p.set_buffered_messages(x.link.buffered_messages);
+      p.set_buffered_bytes(x.link.buffered_bytes);
+      p.set_in_flight_batches(x.link.in_flight_batches);
+      break;
+    }
   }
 }
 

@@ -46,15 +46,23 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
 bool wait_cluster_ready(caf::actor_system& sys, const cluster_actor& cluster,
                         std::chrono::milliseconds patience);
 
-/// Returns `done` preceded by a question to `cluster`: the reply it gets
-/// carries the cluster section (a node that does not answer within a
-/// second leaves the section with its name only).
+/// Returns `done` preceded by questions to `cluster` and `router`: the
+/// reply it gets carries the cluster section with each peer's traffic (a
+/// node that does not answer within a second leaves the section with its
+/// name only; a router that does not, the traffic at zero).
 stats_callback with_cluster_stats(caf::actor_system& sys,
                                   const cluster_actor& cluster,
+                                  const router_actor& router,
                                   stats_callback done);
 
 /// Copies `view` into the Stats message `out`.
 void fill_cluster_stats(const cluster_view& view,
                         tinybroker::v1::ClusterStats& out);
+
+/// Copies the router's counters of each peer in `peers` into the peer of
+/// `out` with the same name (fields 10-19 of ClusterPeer); peers the
+/// router does not know keep zeros.
+void fill_peer_traffic(const peer_stats_list& peers,
+                       tinybroker::v1::ClusterStats& out);
 
 } // namespace tb

@@ -49,6 +49,16 @@ void print_cluster_json(const pb::StatsReply& reply) {
         .text("node_id", p.node_id())
         .text("last_error", p.last_error())
         .number("failed_dials", p.failed_dials())
+        .number("interest_patterns", p.interest_patterns())
+        .boolean("interest_synced", p.interest_synced())
+        .number("messages_sent", p.messages_sent())
+        .number("batches_sent", p.batches_sent())
+        .number("messages_received", p.messages_received())
+        .number("batches_received", p.batches_received())
+        .number("dropped", p.dropped())
+        .number("buffered_messages", p.buffered_messages())
+        .number("buffered_bytes", p.buffered_bytes())
+        .number("in_flight_batches", p.in_flight_batches())
         .close_object();
   out.close_array().close_object();
   std::cout << out.str() << std::endl;
@@ -71,13 +81,16 @@ void print_cluster_text(const pb::StatsReply& reply) {
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)
-        << "RECONNECTS"
+        << "RECONNECTS" << std::setw(11) << "SENT" << std::setw(11)
+        << "RECEIVED" << std::setw(9) << "DROPPED"
         << "ERROR\n";
   for (const auto& p : c.peers())
     table << std::setw(16) << (p.name().empty() ? "?" : p.name())
           << std::setw(22) << p.address() << std::setw(11) << p.state()
           << std::setw(12) << cluster_since(p.since_unix_ms()) << std::setw(11)
-          << p.reconnects() << p.last_error() << "\n";
+          << p.reconnects() << std::setw(11) << p.messages_sent()
+          << std::setw(11) << p.messages_received() << std::setw(9)
+          << p.dropped() << p.last_error() << "\n";
   std::cout << table.str() << std::flush;
 }
 
