@@ -111,7 +111,6 @@ typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
            x.ready, x.peers);
 }
 
-
 // -- links
 // ---------------------------------------------------------------------
 

@@ -115,11 +115,10 @@ std::string describe(const broker_config& cfg) {
     os << "node " << c.node_name << ", listen " << c.listen << ", peers ";
     for (size_t i = 0; i < c.peers.size(); ++i)
       os << (i == 0 ? "" : " ") << c.peers[i];
-    os << (c.peers.empty() ? "none" : "") << ", heartbeat "
-       << ms(c.heartbeat) << ", dead_after " << ms(c.dead_after)
-       << ", link window " << c.link_window_batches << " batches, buffer "
-       << format_scaled(c.link_buffer_bytes, size_units) << ", tls "
-       << c.tls;
+    os << (c.peers.empty() ? "none" : "") << ", heartbeat " << ms(c.heartbeat)
+       << ", dead_after " << ms(c.dead_after) << ", link window "
+       << c.link_window_batches << " batches, buffer "
+       << format_scaled(c.link_buffer_bytes, size_units) << ", tls " << c.tls;
   } else {
     os << "off (a single node)";
   }
