@@ -50,6 +50,8 @@ std::string_view to_string(ec code) noexcept {
     return "request_timeout";
   case ec::unknown_request:
     return "unknown_request";
+  case ec::node_unavailable:
+    return "node_unavailable";
   }
   return "unknown";
 }
@@ -97,6 +99,8 @@ int grpc_status_code(ec code) noexcept {
     return deadline_exceeded;
   case ec::unknown_request:
     return not_found;
+  case ec::node_unavailable:
+    return unavailable;
   }
   return internal;
 }

@@ -67,6 +67,9 @@ enum class ec : uint8_t {
   /// A reply names a request this session never received or already
   /// answered.
   unknown_request,
+  /// The node that owns a group is gone or unreachable (cluster): the
+  /// operation on the group may be retried once it moved to a live node.
+  node_unavailable,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.
