@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -159,6 +163,44 @@ std::optional<int> child_process::stop(int signal,
     return exit_code_;
   kill(pid_, signal);
   return wait_exit(timeout);
+}
+
+namespace {
+
+// Returns true if every thread of `pid` is stopped (state T or t in
+// /proc/PID/task/TID/stat); false if one runs or the process is gone.
+bool all_threads_stopped(pid_t pid) {
+  auto tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code error;
+  std::filesystem::directory_iterator dir{tasks, error};
+  if (error)
+    return false;
+  for (auto& task : dir) {
+    std::ifstream stat{task.path() / "stat"};
+    std::string text{std::istreambuf_iterator<char>{stat}, {}};
+    auto close = text.rfind(')');
+    if (close == std::string::npos)
+      continue; // the thread ended meanwhile
+    auto state = text.find_first_not_of(' ', close + 1);
+    if (state == std::string::npos ||
+        (text[state] != 'T' && text[state] != 't'))
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool child_process::pause(std::chrono::milliseconds timeout) {
+  if (exit_code_ || kill(pid_, SIGSTOP) != 0)
+    return false;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!all_threads_stopped(pid_)) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 std::optional<int> child_process::wait_exit(std::chrono::milliseconds timeout) {

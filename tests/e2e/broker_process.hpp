@@ -42,6 +42,11 @@ public:
   /// Waits up to `timeout` for the process to exit by itself.
   std::optional<int> wait_exit(std::chrono::milliseconds timeout);
 
+  /// Sends SIGSTOP and returns true once every thread of the process is
+  /// stopped (false after `timeout`): kill() only queues the signal, and a
+  /// thread still running could, say, confirm one more publish.
+  bool pause(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
   /// Waits until the output contains `text` at least `count` times; false
   /// on exit or timeout.
   bool wait_for_occurrences(const std::string& text, std::size_t count,

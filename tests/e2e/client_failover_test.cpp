@@ -24,14 +24,11 @@ using namespace std::chrono_literals;
 TEST_F(FailoverTest, SubscriptionsAndGroupsGoOnWithTheNextBroker) {
   auto client = both();
   EXPECT_EQ(client->address(), a_->address());
-  delivery_log fanout, worker;
-  auto sub = client->subscribe("orders.>", fanout.handler());
-  client::subscribe_options join;
-  join.group = "workers";
-  auto member = client->subscribe(
-      "orders.>", worker.handler([](client::delivery& d) { d.ack(); }), join);
-  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
-  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  subscriber_and_worker logs{*client, "orders.>", "workers"};
+  auto& fanout = logs.fanout;
+  auto& worker = logs.worker;
+  auto& sub = logs.sub;
+  auto& member = logs.member;
   {
     auto on_a = only(a_->address());
     ASSERT_TRUE(on_a->publish({"orders.1", "on A", {}, {}}).get().ok());
@@ -79,8 +76,8 @@ TEST_F(FailoverTest, IdempotentPublishesUnconfirmedByTheDeadBrokerGoToTheNext) {
   ASSERT_EQ(seen_a.wait_for(before).size(), static_cast<size_t>(before));
 
   // A stops reading: what follows is written to it but never confirmed;
-  // then it dies.
-  ASSERT_EQ(::kill(a_->pid(), SIGSTOP), 0);
+  // then it dies. Every thread of A is stopped before the first of them.
+  ASSERT_TRUE(a_->pause());
   confirms.clear();
   for (int i = before; i < total; ++i)
     confirms.push_back(publisher->publish({"n.x", std::to_string(i), {}, {}}));

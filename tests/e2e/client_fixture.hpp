@@ -88,6 +88,31 @@ private:
   std::vector<grpc::Status> ends_;
 };
 
+/// A fan-out subscription and an acking member of `group`, both on
+/// `pattern`, made through one client; the constructor waits until both are
+/// confirmed.
+struct subscriber_and_worker {
+  /// What the fan-out subscription received.
+  delivery_log fanout;
+  /// What the group member received (each acked).
+  delivery_log worker;
+  /// The fan-out subscription.
+  std::shared_ptr<client::subscription> sub;
+  /// The group membership.
+  std::shared_ptr<client::subscription> member;
+
+  subscriber_and_worker(client::async_client& client,
+                        const std::string& pattern, const std::string& group) {
+    sub = client.subscribe(pattern, fanout.handler());
+    client::subscribe_options join;
+    join.group = group;
+    member = client.subscribe(
+        pattern, worker.handler([](client::delivery& d) { d.ack(); }), join);
+    EXPECT_TRUE(sub->wait_subscribed(patience).ok());
+    EXPECT_TRUE(member->wait_subscribed(patience).ok());
+  }
+};
+
 /// A broker per test and an asynchronous client factory.
 class AsyncClientTest : public BrokerTest {
 protected:
@@ -106,19 +131,6 @@ protected:
                                                          std::move(options));
     EXPECT_TRUE(result->wait_connected(patience));
     return result;
-  }
-
-  /// Waits until `condition` holds, polling, or `timeout` passed.
-  template <class Predicate>
-  static bool eventually(Predicate condition,
-                         std::chrono::milliseconds timeout = patience) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() >= deadline)
-        return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
   }
 
   /// Returns group `name` as listed, with its counters.

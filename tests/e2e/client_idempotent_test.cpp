@@ -66,14 +66,9 @@ TEST_F(ClientIdempotentTest, CutConnectionsMidPublishLoseAndDoubleNothing) {
   // Subscriber and group member straight to the broker; the publisher
   // through the proxy that cuts its connection.
   auto consumer = make_client();
-  delivery_log fanout, worker;
-  auto sub = consumer->subscribe("idem.>", fanout.handler());
-  client::subscribe_options join;
-  join.group = "idem-workers";
-  auto member = consumer->subscribe(
-      "idem.>", worker.handler([](client::delivery& d) { d.ack(); }), join);
-  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
-  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  subscriber_and_worker logs{*consumer, "idem.>", "idem-workers"};
+  auto& fanout = logs.fanout;
+  auto& worker = logs.worker;
 
   tcp_proxy proxy{broker_->address()};
   auto options = test_options();

@@ -41,14 +41,11 @@ protected:
 
 TEST_F(ClientReconnectTest, SubscriptionsResumeAfterTheBrokerRestarts) {
   auto client = make_client();
-  delivery_log fanout, worker;
-  auto sub = client->subscribe("orders.>", fanout.handler());
-  client::subscribe_options join;
-  join.group = "workers";
-  auto member = client->subscribe(
-      "orders.>", worker.handler([](client::delivery& d) { d.ack(); }), join);
-  ASSERT_TRUE(sub->wait_subscribed(patience).ok());
-  ASSERT_TRUE(member->wait_subscribed(patience).ok());
+  subscriber_and_worker logs{*client, "orders.>", "workers"};
+  auto& fanout = logs.fanout;
+  auto& worker = logs.worker;
+  auto& sub = logs.sub;
+  auto& member = logs.member;
   ASSERT_TRUE(client->publish({"orders.1", "before", {}, {}}).get().ok());
   ASSERT_EQ(fanout.wait_for(1).size(), 1u);
   ASSERT_EQ(worker.wait_for(1).size(), 1u);

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -18,6 +19,20 @@ namespace tb::test {
 
 /// How long an end-to-end test waits for something that should happen.
 inline constexpr std::chrono::milliseconds patience{10000};
+
+/// Waits until `condition` holds, polling every 10 ms, or `timeout` passed;
+/// returns whether it holds.
+template <class Predicate>
+bool eventually(Predicate condition,
+                std::chrono::milliseconds timeout = patience) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return true;
+}
 
 /// How long a test waits to be sure that something does not happen.
 inline constexpr std::chrono::milliseconds quiet_period{300};

@@ -75,19 +75,6 @@ protected:
     return result;
   }
 
-  /// Waits until `condition` holds, polling, or `timeout` passed.
-  template <class Predicate>
-  static bool eventually(Predicate condition,
-                         std::chrono::milliseconds timeout = patience) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (!condition()) {
-      if (std::chrono::steady_clock::now() >= deadline)
-        return false;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return true;
-  }
-
   std::unique_ptr<broker_process> a_;
   std::unique_ptr<broker_process> b_;
 };
