@@ -13,7 +13,6 @@ they stay plain methods; call them on the client's event loop.
 """
 
 import asyncio
-import time
 import inspect
 from typing import (Any, AsyncIterator, Awaitable, Callable, Generator, List,
                     Optional, Sequence, Tuple)
@@ -26,6 +25,7 @@ from ._core import Core
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import AsyncPublishing
+from ._reaching import AsyncReaching
 from ._requests import AsyncRequests
 from ._servers import ServerSpec
 from ._settings import Settings, make_aio_channel, resolve
@@ -53,7 +53,7 @@ async def _frames(out: "asyncio.Queue[Any]") -> AsyncIterator["pb.ClientFrame"]:
         yield frame
 
 
-class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
+class AsyncClient(AsyncReaching, Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
     """The asyncio counterpart of tinybroker.Client (make one with
     `tinybroker.aio.connect`). Use it from one event loop."""
 
@@ -147,52 +147,6 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
             except asyncio.TimeoutError:
                 pass
 
-    async def _channel_ready(self) -> bool:
-        """After a loss: waits until the channel connects (see Client); with
-        several addresses a failed connection ends the wait at once."""
-        if len(self._servers) > 1:
-            return await self._channel_reachable()
-        try:
-            await asyncio.wait_for(self._channel.channel_ready(),
-                                   max(self._backoff))
-            return True
-        except asyncio.TimeoutError:
-            return False
-
-    async def _channel_reachable(self) -> bool:
-        """Waits (up to the longest backoff) until the current channel is
-        READY (True) or fails to connect (False)."""
-        channel = self._channel
-        deadline = time.monotonic() + max(self._backoff)
-        state = channel.get_state(try_to_connect=True)
-        while state != grpc.ChannelConnectivity.READY:
-            if state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
-                         grpc.ChannelConnectivity.SHUTDOWN):
-                return False
-            left = deadline - time.monotonic()
-            if left <= 0 or self._closing.is_set():
-                return False
-            try:
-                await asyncio.wait_for(channel.wait_for_state_change(state),
-                                       left)
-            except asyncio.TimeoutError:
-                return False
-            state = channel.get_state(try_to_connect=True)
-        return True
-
-    async def _connect_error(self) -> str:
-        """With several addresses: gRPC's message on why the current
-        channel cannot connect (see Client._connect_error)."""
-        if len(self._servers) == 1:
-            return ""
-        try:
-            await self._stub.Info(pb.InfoRequest(),
-                                  metadata=self._settings.metadata,
-                                  timeout=1.0)
-        except grpc.RpcError as err:
-            return err.details() or ""
-        return ""
-
     async def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not await self._channel_ready():
             self._connections += 1
@@ -244,21 +198,6 @@ class AsyncClient(Core, AsyncPublishing, AsyncAdmin, AsyncRequests):
                     await result
             except Exception as err:
                 self._report(err)
-
-    async def _learn_limits(self) -> None:
-        """Asks the broker for its size limits (Info) unless known."""
-        if not self._limit_cache.wanted():
-            return
-        try:
-            self._limit_cache.answered(await self._stub.Info(
-                pb.InfoRequest(), metadata=self._settings.metadata,
-                timeout=self._publish_block))
-        except grpc.RpcError as err:
-            self._limit_cache.failed(err)
-
-    # -- publishing: _publishing.AsyncPublishing -----------------------------
-
-    # -- subscribing ---------------------------------------------------------
 
     async def subscribe(self, pattern: str,
                         callback: Optional[AsyncDeliveryCallback] = None, *,

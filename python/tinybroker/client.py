@@ -20,6 +20,7 @@ from ._inbox import Inbox
 from ._proto import tinybroker_pb2 as pb
 from ._proto import tinybroker_pb2_grpc as pb_grpc
 from ._publishing import Publishing
+from ._reaching import Reaching
 from ._requests import Requests
 from ._servers import ServerSpec
 from ._settings import Settings, make_channel, resolve
@@ -48,7 +49,7 @@ def _frames(out: "queue.Queue[Any]") -> Iterable["pb.ClientFrame"]:
         yield frame
 
 
-class Client(Core, Publishing, Admin, Requests):
+class Client(Reaching, Core, Publishing, Admin, Requests):
     """A connection to a broker (make one with `tinybroker.connect`). Thread
     safe. Publishes wait for their confirm; subscriptions deliver to an
     iterator or a callback; the stream is reopened after a loss and every
@@ -149,66 +150,6 @@ class Client(Core, Publishing, Admin, Requests):
                 if self._lock.wait_for(lambda: self._closing, delay):
                     return
 
-    def _channel_ready(self) -> bool:
-        """After a loss: waits (up to the longest backoff) until the channel
-        connects, as the C++ client does; a stream opened on a channel that
-        is still failing may hang instead of failing. With several
-        addresses, a failed connection ends the wait at once (the next
-        address is tried)."""
-        if len(self._servers) > 1:
-            return self._channel_reachable()
-        ready = grpc.channel_ready_future(self._channel)
-        deadline = time.monotonic() + max(self._backoff)
-        try:
-            while not self._closing and time.monotonic() < deadline:
-                try:
-                    ready.result(0.05)
-                    return True
-                except grpc.FutureTimeoutError:
-                    pass
-            return False
-        finally:
-            ready.cancel()
-
-    def _channel_reachable(self) -> bool:
-        """Waits (up to the longest backoff) until the current channel is
-        READY (True) or fails to connect (False), as the C++ client's
-        wait_reachable does."""
-        outcome: List[bool] = []
-        done = threading.Event()
-
-        def watch(state: grpc.ChannelConnectivity) -> None:
-            if state == grpc.ChannelConnectivity.READY:
-                outcome.append(True)
-                done.set()
-            elif state in (grpc.ChannelConnectivity.TRANSIENT_FAILURE,
-                           grpc.ChannelConnectivity.SHUTDOWN):
-                done.set()
-        channel = self._channel
-        channel.subscribe(watch, try_to_connect=True)
-        deadline = time.monotonic() + max(self._backoff)
-        try:
-            while not self._closing and time.monotonic() < deadline:
-                if done.wait(0.05):
-                    return bool(outcome)
-            return False
-        finally:
-            channel.unsubscribe(watch)
-
-    def _connect_error(self) -> str:
-        """With several addresses: gRPC's message on why the current
-        channel cannot connect (a short Info call that does not wait for
-        the connection), so that the ConnectError names the cause at each
-        address; "" otherwise."""
-        if len(self._servers) == 1:
-            return ""
-        try:
-            self._stub.Info(pb.InfoRequest(), metadata=self._settings.metadata,
-                            timeout=1.0)
-        except grpc.RpcError as err:
-            return err.details() or ""
-        return ""
-
     def _serve_one_stream(self) -> Tuple[bool, grpc.StatusCode, str]:
         if self._connections > 0 and not self._channel_ready():
             self._connections += 1
@@ -262,17 +203,6 @@ class Client(Core, Publishing, Admin, Requests):
                     target(arg)
             except Exception as err:  # a callback's own error
                 self._report(err)
-
-    def _learn_limits(self) -> None:
-        """Asks the broker for its size limits (Info) unless known."""
-        if not self._limit_cache.wanted():
-            return
-        try:
-            self._limit_cache.answered(self._stub.Info(
-                pb.InfoRequest(), metadata=self._settings.metadata,
-                timeout=self._publish_block))
-        except grpc.RpcError as err:
-            self._limit_cache.failed(err)
 
     # -- publishing: _publishing.Publishing ----------------------------------
 
