@@ -7,10 +7,8 @@
 
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -19,6 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "tinybroker.grpc.pb.h"
+#include "tools/relay/relay_hub.hpp"
 
 namespace tb::relay {
 
@@ -61,46 +60,8 @@ private:
   grpc::Status final_status_;
 };
 
-/// Who takes the relayed messages: every fan-out subscription, and one
-/// member of each group in turn.
-class relay_hub {
-public:
-  /// One subscription: the stream's writer and the id it asked for.
-  struct subscriber {
-    std::shared_ptr<stream_writer> writer;
-    uint64_t subscription_id;
-  };
-
-  /// Adds a fan-out subscription (every message goes to it; patterns are
-  /// not matched: the relay measures transport, not routing).
-  void add(subscriber sub);
-
-  /// Adds `sub` as a member of `group`: each message goes to one member,
-  /// in turn (no credit, no redelivery: acks are taken and dropped).
-  void join(const std::string& group, subscriber sub);
-
-  /// Forgets `group` and its members.
-  void drop_group(const std::string& group);
-
-  /// Removes the subscriptions of `writer` (all, or only `subscription_id`).
-  void remove(const stream_writer* writer, uint64_t subscription_id = 0);
-
-  /// Forwards `publish` to every fan-out subscription and to one member of
-  /// each group; returns the message ids given, in order.
-  std::vector<uint64_t> forward(const tinybroker::v1::Publish& publish);
-
-private:
-  // A group's members and whose turn it is.
-  struct group {
-    std::vector<subscriber> members;
-    std::size_t next = 0;
-  };
-
-  std::mutex mutex_;
-  std::vector<subscriber> subscribers_;
-  std::map<std::string, group> groups_;
-  std::atomic<uint64_t> next_id_{1};
-};
+/// Who takes the relayed messages (tools/relay/relay_hub.hpp).
+using callback_hub = relay_hub<stream_writer>;
 
 /// One Session stream: reads frames and answers or forwards each on the
 /// thread gRPC called it on.
@@ -109,7 +70,7 @@ class relay_stream final
                                      tinybroker::v1::ServerFrame> {
 public:
   /// Starts reading; subscriptions go to `hub`.
-  explicit relay_stream(relay_hub& hub);
+  explicit relay_stream(callback_hub& hub);
 
   /// Handles one frame, then reads the next; a half-close finishes.
   void OnReadDone(bool ok) override;
@@ -123,7 +84,7 @@ public:
 private:
   void handle(const tinybroker::v1::ClientFrame& frame);
 
-  relay_hub& hub_;
+  callback_hub& hub_;
   std::shared_ptr<stream_writer> writer_;
   tinybroker::v1::ClientFrame reading_;
 };
@@ -150,7 +111,7 @@ public:
               tinybroker::v1::DeleteGroupReply* reply) override;
 
 private:
-  relay_hub hub_;
+  callback_hub hub_;
 };
 
 } // namespace tb::relay

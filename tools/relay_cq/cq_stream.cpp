@@ -1,116 +1,10 @@
 #include "tools/relay_cq/cq_stream.hpp"
 
-#include <algorithm>
-#include <chrono>
 #include <utility>
 
 namespace tb::relay_cq {
 
 namespace pb = tinybroker::v1;
-
-// -- cq_hub -------------------------------------------------------------------
-
-void cq_hub::add(subscriber sub) {
-  std::lock_guard<std::mutex> guard{mutex_};
-  subscribers_.push_back(std::move(sub));
-}
-
-void cq_hub::join(const std::string& group, subscriber sub) {
-  std::lock_guard<std::mutex> guard{mutex_};
-  groups_[group].members.push_back(std::move(sub));
-}
-
-void cq_hub::drop_group(const std::string& group) {
-  std::lock_guard<std::mutex> guard{mutex_};
-  groups_.erase(group);
-}
-
-void cq_hub::remove(const cq_stream* stream, uint64_t subscription_id) {
-  auto gone = [&](const subscriber& s) {
-    return s.stream.get() == stream &&
-           (subscription_id == 0 || s.subscription_id == subscription_id);
-  };
-  // The streams removed are released outside the lock: the last reference
-  // may be among them.
-  std::vector<subscriber> released;
-  std::lock_guard<std::mutex> guard{mutex_};
-  auto split =
-      std::stable_partition(subscribers_.begin(), subscribers_.end(),
-                            [&](const subscriber& s) { return !gone(s); });
-  std::move(split, subscribers_.end(), std::back_inserter(released));
-  subscribers_.erase(split, subscribers_.end());
-  for (auto& [name, group] : groups_) {
-    auto members =
-        std::stable_partition(group.members.begin(), group.members.end(),
-                              [&](const subscriber& s) { return !gone(s); });
-    std::move(members, group.members.end(), std::back_inserter(released));
-    group.members.erase(members, group.members.end());
-  }
-}
-
-namespace {
-
-// Appends message `i` of `publish` to `frame` as a delivery for `target`;
-// a group member's delivery carries a delivery id (the message id).
-void cq_add_delivery(pb::ServerFrame& frame, const pb::Publish& publish, int i,
-                     const cq_hub::subscriber& target, uint64_t id,
-                     int64_t accepted, bool group) {
-  const auto& msg = publish.messages(i);
-  auto* d = frame.mutable_deliveries()->add_deliveries();
-  d->set_subscription_id(target.subscription_id);
-  d->set_message_id(id);
-  d->set_accepted_unix_nanos(accepted);
-  d->set_topic(msg.topic());
-  d->set_payload(msg.payload());
-  if (!msg.key().empty())
-    d->set_key(msg.key());
-  if (!msg.headers().empty())
-    *d->mutable_headers() = msg.headers();
-  if (group) {
-    d->set_delivery_id(id);
-    d->set_attempt(1);
-  }
-}
-
-} // namespace
-
-std::vector<uint64_t> cq_hub::forward(const pb::Publish& publish) {
-  auto count = publish.messages_size();
-  auto accepted = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                      std::chrono::system_clock::now().time_since_epoch())
-                      .count();
-  std::vector<subscriber> targets;
-  std::vector<std::pair<subscriber, int>> picks;
-  uint64_t first = 0;
-  {
-    std::lock_guard<std::mutex> guard{mutex_};
-    first = next_id_;
-    next_id_ += static_cast<uint64_t>(count);
-    targets = subscribers_;
-    for (auto& [name, group] : groups_)
-      for (int i = 0; !group.members.empty() && i < count; ++i)
-        picks.emplace_back(group.members[group.next++ % group.members.size()],
-                           i);
-  }
-  std::vector<uint64_t> ids(static_cast<std::size_t>(count));
-  for (int i = 0; i < count; ++i)
-    ids[static_cast<std::size_t>(i)] = first + static_cast<uint64_t>(i);
-  for (auto& target : targets) {
-    auto frame = std::make_unique<pb::ServerFrame>();
-    frame->mutable_deliveries()->mutable_deliveries()->Reserve(count);
-    for (int i = 0; i < count; ++i)
-      cq_add_delivery(*frame, publish, i, target,
-                      ids[static_cast<std::size_t>(i)], accepted, false);
-    target.stream->write(std::move(frame));
-  }
-  for (auto& [member, i] : picks) {
-    auto frame = std::make_unique<pb::ServerFrame>();
-    cq_add_delivery(*frame, publish, i, member,
-                    ids[static_cast<std::size_t>(i)], accepted, true);
-    member.stream->write(std::move(frame));
-  }
-  return ids;
-}
 
 // -- cq_stream: accepting and reading ----------------------------------------
 
@@ -181,50 +75,8 @@ void cq_stream::on_read(bool ok) {
 }
 
 void cq_stream::handle(const pb::ClientFrame& frame) {
-  auto reply = std::make_unique<pb::ServerFrame>();
-  switch (frame.kind_case()) {
-  case pb::ClientFrame::kSubscribe: {
-    auto id = frame.subscribe().subscription_id();
-    if (frame.subscribe().group().empty())
-      hub_.add({shared_from_this(), id});
-    else
-      hub_.join(frame.subscribe().group(), {shared_from_this(), id});
-    auto* subscribed = reply->mutable_subscribed();
-    subscribed->set_subscription_id(id);
-    subscribed->set_request_id(frame.request_id());
-    break;
-  }
-  case pb::ClientFrame::kUnsubscribe: {
-    auto id = frame.unsubscribe().subscription_id();
-    hub_.remove(this, id);
-    reply->mutable_unsubscribed()->set_subscription_id(id);
-    break;
-  }
-  case pb::ClientFrame::kPublish: {
-    auto ids = hub_.forward(frame.publish());
-    if (!frame.publish().confirm())
-      return;
-    auto* confirm = reply->mutable_publish_confirm();
-    confirm->set_request_id(frame.request_id());
-    for (auto id : ids)
-      confirm->add_results()->set_id(id);
-    break;
-  }
-  case pb::ClientFrame::kAck:
-  case pb::ClientFrame::kNack:
-  case pb::ClientFrame::kInProgress:
-    return; // taken, as the broker takes them; nothing is held to redeliver
-  default: {
-    auto* error = reply->mutable_error();
-    error->set_request_id(frame.request_id());
-    error->mutable_error()->set_code(grpc::StatusCode::UNIMPLEMENTED);
-    error->mutable_error()->set_reason("unimplemented");
-    error->mutable_error()->set_message(
-        "the relay forwards publish frames to subscriptions and groups only");
-    break;
-  }
-  }
-  write(std::move(reply));
+  if (auto reply = hub_.take(frame, shared_from_this()))
+    write(std::move(reply));
 }
 
 // -- cq_stream: writing and finishing ----------------------------------------

@@ -19,6 +19,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "tinybroker.grpc.pb.h"
+#include "tools/relay/relay_hub.hpp"
 
 namespace tb::relay_cq {
 
@@ -33,44 +34,9 @@ public:
 
 class cq_stream;
 
-/// Who takes the relayed messages: every fan-out subscription, and one
-/// member of each group in turn (as tools/relay's relay_hub).
-class cq_hub {
-public:
-  /// One subscription: the stream and the id it asked for.
-  struct subscriber {
-    std::shared_ptr<cq_stream> stream;
-    uint64_t subscription_id;
-  };
-
-  /// Adds a fan-out subscription (patterns are not matched).
-  void add(subscriber sub);
-
-  /// Adds `sub` as a member of `group` (no credit, no redelivery).
-  void join(const std::string& group, subscriber sub);
-
-  /// Forgets `group` and its members.
-  void drop_group(const std::string& group);
-
-  /// Removes the subscriptions of `stream` (all, or only `subscription_id`).
-  void remove(const cq_stream* stream, uint64_t subscription_id = 0);
-
-  /// Forwards `publish` to every fan-out subscription and to one member of
-  /// each group; returns the message ids given, in order.
-  std::vector<uint64_t> forward(const tinybroker::v1::Publish& publish);
-
-private:
-  // A group's members and whose turn it is.
-  struct group {
-    std::vector<subscriber> members;
-    std::size_t next = 0;
-  };
-
-  std::mutex mutex_;
-  std::vector<subscriber> subscribers_;
-  std::map<std::string, group> groups_;
-  uint64_t next_id_ = 1;
-};
+/// Who takes the relayed messages (tools/relay/relay_hub.hpp, as the
+/// callback relay's).
+using cq_hub = relay::relay_hub<cq_stream>;
 
 /// The calls a completion queue may still be asked to accept, and how many
 /// it holds: closed before the relay stops, and waited on until every call
