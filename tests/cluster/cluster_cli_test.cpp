@@ -2,8 +2,6 @@
 // `tinybroker-cli cluster` (text and --json), `info`, and the cluster
 // series of /metrics; on a single node, no cluster at all.
 
-#include <httplib.h>
-
 #include "tests/cluster/cluster_fixture.hpp"
 
 namespace tb::test {
@@ -49,22 +47,14 @@ TEST_F(ClusterFixture, TheCliListsTheNodesAndTheirLinkStates) {
   expect_contains(out, "cluster   node n1, listening for its peers on " +
                            cluster_address(n1));
   // /metrics: the nodes up and the state of each link.
-  auto log = n1.process->output();
-  auto at = log.find("metrics on http://");
-  ASSERT_NE(at, std::string::npos) << log;
-  at += std::string("metrics on http://").size();
-  auto metrics = log.substr(at, log.find("/metrics", at) - at);
-  auto colon = metrics.rfind(':');
-  httplib::Client http{metrics.substr(0, colon),
-                       std::stoi(metrics.substr(colon + 1))};
-  auto res = http.Get("/metrics");
-  ASSERT_TRUE(res);
-  expect_contains(res->body, "tinybroker_cluster_nodes 2\n");
-  expect_contains(res->body, "tinybroker_cluster_ready 1\n");
-  expect_contains(res->body, "tinybroker_cluster_peer_state{peer=\"n2\","
-                             "address=\"" +
-                                 cluster_address(n2) +
-                                 "\",state=\"synced\"} 1\n");
+  auto metrics = metrics_of(n1);
+  ASSERT_FALSE(metrics.empty());
+  expect_contains(metrics, "tinybroker_cluster_nodes 2\n");
+  expect_contains(metrics, "tinybroker_cluster_ready 1\n");
+  expect_contains(metrics, "tinybroker_cluster_peer_state{peer=\"n2\","
+                           "address=\"" +
+                               cluster_address(n2) +
+                               "\",state=\"synced\"} 1\n");
   signal(n2, SIGKILL);
   ASSERT_TRUE(wait_state(n1, "n2", "down", 2s));
   std::tie(code, out) = cluster_cli(n1.process->address(), {"cluster"});

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
+#include <httplib.h>
 
 #include "tinybroker.grpc.pb.h"
 
@@ -118,6 +119,28 @@ bool ClusterFixture::wait_synced(const cluster_node& n, size_t count,
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   } while (std::chrono::steady_clock::now() < deadline);
   return false;
+}
+
+std::string ClusterFixture::metrics_of(const cluster_node& n) {
+  const std::string prefix = "metrics on http://";
+  auto log = n.process->output();
+  auto at = log.find(prefix);
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "node " << n.name << " names no metrics address: " << log;
+    return "";
+  }
+  at += prefix.size();
+  auto address = log.substr(at, log.find("/metrics", at) - at);
+  auto colon = address.rfind(':');
+  httplib::Client http{address.substr(0, colon),
+                       std::stoi(address.substr(colon + 1))};
+  auto res = http.Get("/metrics");
+  if (!res) {
+    ADD_FAILURE() << "node " << n.name << ": /metrics at " << address
+                  << " did not answer";
+    return "";
+  }
+  return res->body;
 }
 
 void ClusterFixture::signal(cluster_node& n, int sig) {

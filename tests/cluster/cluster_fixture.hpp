@@ -64,6 +64,11 @@ protected:
   bool wait_synced(const cluster_node& n, size_t count,
                    std::chrono::milliseconds timeout);
 
+  /// Returns node `n`'s /metrics page, read from the metrics address its
+  /// log names (the node must run a metrics listener); fails the test and
+  /// returns "" if there is none or the page does not answer.
+  std::string metrics_of(const cluster_node& n);
+
   /// Sends `signal` to node `n`'s process (by PID).
   void signal(cluster_node& n, int signal);
 

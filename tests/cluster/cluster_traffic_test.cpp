@@ -3,8 +3,6 @@
 // many of its subscribers match, and Stats, `tinybroker-cli cluster` and
 // /metrics count it on both sides.
 
-#include <httplib.h>
-
 #include "client/connection.hpp"
 #include "client/session.hpp"
 #include "tests/cluster/cluster_fixture.hpp"
@@ -91,33 +89,25 @@ TEST_F(ClusterFixture, AMessageCrossesToAPeerOnceWhateverItsSubscribers) {
                                "0,\"dropped\":0,");
 
   // /metrics: one counter per peer for each.
-  auto log = n1.process->output();
-  auto at = log.find("metrics on http://");
-  ASSERT_NE(at, std::string::npos) << log;
-  at += std::string("metrics on http://").size();
-  auto metrics = log.substr(at, log.find("/metrics", at) - at);
-  auto colon = metrics.rfind(':');
-  httplib::Client http{metrics.substr(0, colon),
-                       std::stoi(metrics.substr(colon + 1))};
-  auto res = http.Get("/metrics");
-  ASSERT_TRUE(res);
+  auto metrics = metrics_of(n1);
+  ASSERT_FALSE(metrics.empty());
   auto labels = [&](const cluster_node& n) {
     return "{peer=\"" + n.name + "\",address=\"" + cluster_address(n) + "\"}";
   };
-  traffic_expect_contains(res->body,
+  traffic_expect_contains(metrics,
                           "# TYPE tinybroker_cluster_peer_messages_sent_total "
                           "counter\n");
-  traffic_expect_contains(res->body,
+  traffic_expect_contains(metrics,
                           "tinybroker_cluster_peer_messages_sent_total" +
                               labels(n2) + " 200\n");
-  traffic_expect_contains(res->body,
+  traffic_expect_contains(metrics,
                           "tinybroker_cluster_peer_messages_sent_total" +
                               labels(n3) + " 0\n");
-  traffic_expect_contains(res->body,
+  traffic_expect_contains(metrics,
                           "tinybroker_cluster_peer_messages_received_total" +
                               labels(n2) + " 0\n");
-  traffic_expect_contains(res->body, "tinybroker_cluster_peer_dropped_total" +
-                                         labels(n2) + " 0\n");
+  traffic_expect_contains(metrics, "tinybroker_cluster_peer_dropped_total" +
+                                       labels(n2) + " 0\n");
 }
 
 } // namespace
