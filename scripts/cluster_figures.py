@@ -33,6 +33,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cluster_nodes  # noqa: E402
 from cluster_nodes import (Cluster, Single, cluster_stats, cpu_seconds,  # noqa
                            loadavg, peer_of, rss_kib, run_bench, wait_stopped)
 
@@ -59,7 +60,8 @@ def side_by_side(a, bench, rounds, scenario_args, metrics):
     """Runs scenario_args against one broker and across nodes, alternating
     which goes first; prints each run and the medians of `metrics`."""
     results = {"single": [], "cluster": []}
-    with Single(a.broker) as single, Cluster(a.broker, 3) as cluster:
+    with Single(a.broker) as single, \
+            Cluster(a.broker, 3, top=a.node_toml) as cluster:
         pids_c = [n.pid for n in cluster.nodes]
         for r in range(rounds):
             order = ["single", "cluster"] if r % 2 == 0 else \
@@ -98,6 +100,11 @@ def fig_s1(a):
                                     for x in res[w]) * 1e6 for w in res}
     say(f"S1 median single {s:,.0f} msgs/s  n1->n2 {c:,.0f} msgs/s  "
         f"ratio {c / s:.3f} (target >= 0.7)")
+    per_node = [statistics.median(list(x["cpu"].values())[i] / x["received"]
+                                  for x in res["cluster"]) * 1e6
+                for i in range(3)]
+    say(f"S1 CPU per message on n1 (publisher) {per_node[0]:.2f} us, n2 "
+        f"(subscriber) {per_node[1]:.2f} us, n3 (idle) {per_node[2]:.2f} us")
     say(f"S1 broker CPU per message: single {per_msg['single']:.2f} us, "
         f"3 nodes {per_msg['cluster']:.2f} us (a crossing costs "
         f"{per_msg['cluster'] - per_msg['single']:.2f} us more)")
@@ -193,7 +200,10 @@ def fig_flood(a):
         end = time.time() + a.flood_seconds
         runs, sent, received = 0, 0, 0
         while time.time() < end:
-            left = max(1.0, end - time.time())
+            # Runs of at most 5 s each publishing as fast as n1 confirms
+            # (unpaced: n2's link buffer overflows, and what it drops is
+            # counted); each run stops publishing at its deadline.
+            left = min(5.0, max(1.0, end - time.time()))
             rep = run_bench(a.bench, cross_args(cluster) + [
                 "--scenario", "s1", "--messages", str(a.flood_chunk),
                 "--max-seconds", f"{left:.1f}"])
@@ -234,10 +244,18 @@ def fig_stopped(a, dead_after):
             os.kill(n2.pid, signal.SIGSTOP)
             wait_stopped(n2.pid)
             peak = 0
-            t_end = time.time() + a.stop_seconds
+            t_stop = time.time()
+            t_end = t_stop + a.stop_seconds
+            series, next_mark = [], t_stop + 5
             while time.time() < t_end:
-                peak = max(peak, rss_kib(n1.pid))
+                rss = rss_kib(n1.pid)
+                peak = max(peak, rss)
+                if time.time() >= next_mark:
+                    series.append(f"{next_mark - t_stop:.0f}s:"
+                                  f"{rss / 1024:.0f}")
+                    next_mark += 5
                 time.sleep(0.1)
+            say(f"  n1 RSS MiB after the stop: {' '.join(series)}")
             st = peer_of(cluster_stats(a.cli, n1), "n2")
             os.kill(n2.pid, signal.SIGCONT)
         finally:
@@ -309,15 +327,26 @@ def main():
     p.add_argument("--build", default="build",
                    help="the build directory (tinybroker, -bench, -cli)")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--node-toml", default="",
+                   help="top-level TOML for each node of s1/s4, e.g. "
+                        "'worker_threads = 1'")
     p.add_argument("--s1-messages", type=int, default=1_000_000)
     p.add_argument("--order-messages", type=int, default=1_000_000)
     p.add_argument("--stops", type=int, default=5)
     p.add_argument("--flood-seconds", type=float, default=60)
-    p.add_argument("--flood-chunk", type=int, default=5_000_000)
+    p.add_argument("--flood-chunk", type=int, default=50_000_000)
     p.add_argument("--stop-seconds", type=float, default=30)
     p.add_argument("--idle-seconds", type=float, default=10)
     p.add_argument("--subscribes", type=int, default=20_000)
+    p.add_argument("--stopped-dead-after", default="1s,60s",
+                   help="stopped: the dead_after values to run with")
+    p.add_argument("--node-env", action="append", default=[],
+                   help="NAME=VALUE in every broker's environment, e.g. "
+                        "MALLOC_CONF=dirty_decay_ms:0")
     a = p.parse_args()
+    for item in a.node_env:
+        name, _, value = item.partition("=")
+        cluster_nodes.NODE_ENV[name] = value
     a.broker = os.path.join(a.build, "tinybroker")
     a.bench = os.path.join(a.build, "tinybroker-bench")
     a.cli = os.path.join(a.build, "tinybroker-cli")
@@ -325,8 +354,8 @@ def main():
         f"load {loadavg():.2f} at start")
     for fig in a.figures:
         if fig == "stopped":
-            fig_stopped(a, "1s")
-            fig_stopped(a, "60s")
+            for dead_after in a.stopped_dead_after.split(","):
+                fig_stopped(a, dead_after)
         else:
             globals()[f"fig_{fig}"](a)
 

@@ -14,6 +14,9 @@ import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
+# More environment for every broker started (e.g. MALLOC_CONF).
+NODE_ENV = {}
+
 
 def free_port():
     """A port on 127.0.0.1 that was free a moment ago."""
@@ -88,12 +91,13 @@ class Broker:
         self.proc = None
         self.log = None
 
-    def start(self, peers=(), extra=""):
+    def start(self, peers=(), extra="", top=""):
         """Starts the process; with a node name, a node whose peers are
         `peers` (Broker objects) and with `extra` TOML lines in
         [cluster]."""
         # Metrics on a free port: the default one would collide.
-        text = f'listen = "{self.address}"\n[metrics]\nlisten = "127.0.0.1:0"\n'
+        text = (f'listen = "{self.address}"\n{top}\n'
+                '[metrics]\nlisten = "127.0.0.1:0"\n')
         if self.cluster_port:
             peer_list = ", ".join(f'"127.0.0.1:{p.cluster_port}"'
                                   for p in peers)
@@ -103,8 +107,11 @@ class Broker:
         with open(self.config, "w") as f:
             f.write(text)
         self.log = open(self.log_path, "ab")
+        env = dict(os.environ)
+        env.update(NODE_ENV)
         self.proc = subprocess.Popen([self.binary, "--config", self.config],
-                                     stdout=self.log, stderr=self.log)
+                                     stdout=self.log, stderr=self.log,
+                                     env=env)
 
     @property
     def pid(self):
@@ -136,18 +143,20 @@ class Broker:
 
 
 class Cluster:
-    """n nodes n1..nN, full mesh, each with `extra` TOML in [cluster]."""
+    """n nodes n1..nN, full mesh, each with `extra` TOML in [cluster] and
+    `top` TOML at the top of its config (e.g. worker_threads = 1)."""
 
-    def __init__(self, binary, n=3, extra=""):
+    def __init__(self, binary, n=3, extra="", top=""):
         self.dir = tempfile.mkdtemp(prefix="tb-cluster-figures-")
         self.nodes = [Broker(binary, self.dir, f"n{i + 1}") for i in range(n)]
         self.extra = extra
+        self.top = top
 
     def __enter__(self):
         try:
             for node in self.nodes:
                 node.start([p for p in self.nodes if p is not node],
-                           self.extra)
+                           self.extra, self.top)
             for node in self.nodes:
                 node.wait_ready()
         except BaseException:
