@@ -7,7 +7,7 @@ All nodes run on this machine and share its cores; each figure prints the
 Run under the build lock on a shared machine, one figure at a time:
 
   flock /tmp/tb-build.lock scripts/cluster_figures.py --build build s1
-  (figures: s1 s4 order sigstop flood stopped costs)
+  (figures: s1 s4 order sigstop flood stopped costs tls)
 
 s1       S1 (1 -> 1, 128 B, bulk, --paced) publisher on n1, subscriber on
          n2, against one broker: medians of --rounds, ratio
@@ -23,6 +23,8 @@ stopped  n2 stopped --stop-seconds (30) while n1 publishes to its
          with dead_after 60 s (the link stays up all along)
 costs    CPU per message crossing a link, per interest change, per
          heartbeat (for the scaling estimate in docs/cluster.md)
+tls      S1 n1 -> n2 with TLS between the nodes and to the clients,
+         against one broker with TLS to its clients
 """
 import argparse
 import os
@@ -35,7 +37,8 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cluster_nodes  # noqa: E402
 from cluster_nodes import (Cluster, Single, cluster_stats, cpu_seconds,  # noqa
-                           loadavg, peer_of, rss_kib, run_bench, wait_stopped)
+                           loadavg, make_tls_files, peer_of, rss_kib,
+                           run_bench, wait_stopped)
 
 
 def say(text):
@@ -56,12 +59,16 @@ def timed_bench(bench, args, pids):
     return report
 
 
-def side_by_side(a, bench, rounds, scenario_args, metrics):
+def side_by_side(a, bench, rounds, scenario_args, metrics, top="",
+                 extra="", bench_extra=()):
     """Runs scenario_args against one broker and across nodes, alternating
-    which goes first; prints each run and the medians of `metrics`."""
+    which goes first; prints each run and the medians of `metrics`. `top`
+    goes at the top of every broker's config, `extra` into the nodes'
+    [cluster], `bench_extra` to every bench run."""
     results = {"single": [], "cluster": []}
-    with Single(a.broker) as single, \
-            Cluster(a.broker, 3, top=a.node_toml) as cluster:
+    scenario_args = list(scenario_args) + list(bench_extra)
+    with Single(a.broker, top) as single, \
+            Cluster(a.broker, 3, extra, a.node_toml + "\n" + top) as cluster:
         pids_c = [n.pid for n in cluster.nodes]
         for r in range(rounds):
             order = ["single", "cluster"] if r % 2 == 0 else \
@@ -108,6 +115,20 @@ def fig_s1(a):
     say(f"S1 broker CPU per message: single {per_msg['single']:.2f} us, "
         f"3 nodes {per_msg['cluster']:.2f} us (a crossing costs "
         f"{per_msg['cluster'] - per_msg['single']:.2f} us more)")
+
+
+def fig_tls(a):
+    """S1 n1 -> n2 with TLS between the nodes and to the clients, against
+    one broker with TLS to its clients."""
+    top, bench_args = make_tls_files(a.source)
+    args = ["--scenario", "s1", "--paced", "--messages", str(a.s1_messages)]
+    _, med = side_by_side(a, a.bench, a.rounds, args,
+                          ["delivered_msgs_per_s"], top=top,
+                          extra="tls = true\n", bench_extra=bench_args)
+    s, c = med["single"]["delivered_msgs_per_s"], \
+        med["cluster"]["delivered_msgs_per_s"]
+    say(f"S1 over TLS median single {s:,.0f} msgs/s  n1->n2 {c:,.0f} msgs/s"
+        f"  ratio {c / s:.3f}")
 
 
 def fig_s4(a):
@@ -323,7 +344,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("figures", nargs="+",
                    choices=["s1", "s4", "order", "sigstop", "flood",
-                            "stopped", "costs"])
+                            "stopped", "costs", "tls"])
     p.add_argument("--build", default="build",
                    help="the build directory (tinybroker, -bench, -cli)")
     p.add_argument("--rounds", type=int, default=3)
@@ -350,6 +371,7 @@ def main():
     a.broker = os.path.join(a.build, "tinybroker")
     a.bench = os.path.join(a.build, "tinybroker-bench")
     a.cli = os.path.join(a.build, "tinybroker-cli")
+    a.source = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     say(f"cluster_figures: {os.cpu_count()} cores shared by every node; "
         f"load {loadavg():.2f} at start")
     for fig in a.figures:

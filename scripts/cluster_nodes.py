@@ -170,14 +170,15 @@ class Cluster:
 
 
 class Single:
-    """One broker without [cluster]."""
+    """One broker without [cluster], with `top` TOML as Cluster's."""
 
-    def __init__(self, binary):
+    def __init__(self, binary, top=""):
         self.dir = tempfile.mkdtemp(prefix="tb-single-figures-")
         self.node = Broker(binary, self.dir)
+        self.top = top
 
     def __enter__(self):
-        self.node.start()
+        self.node.start(top=self.top)
         try:
             self.node.wait_ready()
         except BaseException:
@@ -216,3 +217,28 @@ def run_bench(bench, args, timeout=600):
     report = json.loads(lines[-1])
     report["exit_code"] = out.returncode
     return report
+
+
+def make_tls_files(source_dir):
+    """Makes the test CA, a client certificate (tests/e2e/
+    make_test_certs.sh) and a node certificate for both TLS purposes with
+    IP 127.0.0.1 in a temporary directory; returns (top TOML with [tls] for
+    the brokers, bench arguments)."""
+    d = tempfile.mkdtemp(prefix="tb-figures-certs-")
+    subprocess.run(["sh", os.path.join(source_dir, "tests", "e2e",
+                                       "make_test_certs.sh"), d],
+                   check=True, capture_output=True)
+    with open(os.path.join(d, "node.ext"), "w") as f:
+        f.write("extendedKeyUsage=serverAuth,clientAuth\n"
+                "subjectAltName=IP:127.0.0.1\n")
+    subprocess.run(
+        f"cd '{d}' && openssl req -new -newkey ec -pkeyopt "
+        "ec_paramgen_curve:P-256 -nodes -subj /CN=node -keyout node.key "
+        "-out node.csr && openssl x509 -req -in node.csr -CA ca.crt -CAkey "
+        "ca.key -CAcreateserial -days 2 -extfile node.ext -out node.crt",
+        shell=True, check=True, capture_output=True)
+    top = (f'[tls]\ncert = "{d}/node.crt"\nkey = "{d}/node.key"\n'
+           f'client_ca = "{d}/ca.crt"\n')
+    bench = ["--ca", f"{d}/ca.crt", "--cert", f"{d}/client.crt", "--key",
+             f"{d}/client.key"]
+    return top, bench
