@@ -169,7 +169,8 @@ using link_in_actor =
 using link_out_actor =
     caf::typed_actor<caf::reacts_to<link_atom, std::vector<message_ref>>,
                      caf::reacts_to<link_ack_atom, uint64_t>,
-                     caf::replies_to<stats_atom>::with<link_stats>>;
+                     caf::replies_to<stats_atom>::with<link_stats>,
+                     caf::replies_to<peer_down_atom>::with<uint64_t>>;
 
 /// How the links toward peers are bounded (`[cluster] link_window_batches`
 /// and `link_buffer_bytes` once the config has them).
@@ -217,13 +218,16 @@ struct peer_stats {
   bool synced = false;
   /// The link's counters.
   link_stats link;
+  /// Messages lost with the peer: buffered or in flight (sent, not
+  /// acknowledged) to it when it went down, over all its downs.
+  uint64_t lost = 0;
 };
 
 /// @relates peer_stats
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, peer_stats& x) {
   return f(caf::meta::type_name("peer_stats"), x.name, x.interest_patterns,
-           x.synced, x.link);
+           x.synced, x.link, x.lost);
 }
 
 /// Every peer of a node, by name.

@@ -8,6 +8,7 @@
 //   tinybroker_cluster_peer_messages_sent_total{peer,address}
 //   tinybroker_cluster_peer_messages_received_total{peer,address}
 //   tinybroker_cluster_peer_dropped_total{peer,address}
+//   tinybroker_cluster_peer_lost_total{peer,address}
 
 #include "net/metrics_format.hpp"
 
@@ -86,6 +87,13 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
   for (const auto& p : c.peers())
     out += "tinybroker_cluster_peer_dropped_total" + cluster_peer_labels(p) +
            " " + std::to_string(p.dropped()) + "\n";
+  out += "# HELP tinybroker_cluster_peer_lost_total Messages lost with each "
+         "peer: buffered for it or sent and not acknowledged when it went "
+         "down.\n"
+         "# TYPE tinybroker_cluster_peer_lost_total counter\n";
+  for (const auto& p : c.peers())
+    out += "tinybroker_cluster_peer_lost_total" + cluster_peer_labels(p) + " " +
+           std::to_string(p.lost()) + "\n";
   return out;
 }
 

@@ -172,6 +172,7 @@ void fill_peer_traffic(const peer_stats_list& peers,
       p.set_buffered_messages(x.link.buffered_messages);
       p.set_buffered_bytes(x.link.buffered_bytes);
       p.set_in_flight_batches(x.link.in_flight_batches);
+      p.set_lost(x.lost);
       break;
     }
   }

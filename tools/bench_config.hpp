@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tb::client {
 class connection;
@@ -65,6 +66,10 @@ struct run_config {
   client::connection* publish_conn = nullptr;
   /// See `publish_conn`.
   client::connection* subscribe_conn = nullptr;
+  /// With several --subscribe-server addresses (A,B,C; a cluster's
+  /// nodes): a connection to each; subscriber i uses the (i mod n)th
+  /// (tools/bench_cluster.hpp). Empty otherwise.
+  std::vector<client::connection*> subscribe_conns;
   /// The scenario's name as given: "fanout", "queue", "s1" ... "s5", "idle",
   /// "held", or a routing scenario (tools/bench_routing.hpp).
   std::string scenario = "fanout";

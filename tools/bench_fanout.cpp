@@ -105,7 +105,7 @@ int run_fanout(client::connection& conn, const run_config& cfg) {
   for (unsigned i = 0; i < cfg.subscribers; ++i) {
     subs.push_back(std::make_unique<subscriber>());
     subs.back()->latencies.reserve(cfg.messages);
-    if (!start_subscriber(subscribe_connection(conn, cfg), *subs.back(),
+    if (!start_subscriber(subscribe_connection(conn, cfg, i), *subs.back(),
                           "bench-subscriber-" + std::to_string(i + 1),
                           topics.pattern)) {
       errorf("UNAVAILABLE", "subscriber %u not subscribed", i + 1);

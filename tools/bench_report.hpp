@@ -279,6 +279,16 @@ inline client::connection& subscribe_connection(client::connection& conn,
   return cfg.subscribe_conn != nullptr ? *cfg.subscribe_conn : conn;
 }
 
+/// The connection subscriber `index` uses: with several --subscribe-server
+/// addresses, the (index mod n)th, else `subscribe_connection(conn, cfg)`.
+inline client::connection& subscribe_connection(client::connection& conn,
+                                                const run_config& cfg,
+                                                unsigned index) {
+  if (!cfg.subscribe_conns.empty())
+    return *cfg.subscribe_conns[index % cfg.subscribe_conns.size()];
+  return subscribe_connection(conn, cfg);
+}
+
 /// Runs a fan-out scenario (S1, S2, S4, S5; tools/bench_fanout.cpp):
 /// prints the result and returns the exit code.
 int run_fanout(client::connection& conn, const run_config& cfg);

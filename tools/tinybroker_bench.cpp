@@ -19,6 +19,7 @@
 #include "client/grpc_log.hpp"
 #include "client/reach.hpp"
 #include "client/tls_diagnosis.hpp"
+#include "tools/bench_cluster.hpp"
 #include "tools/bench_report.hpp"
 #include "tools/bench_routing.hpp"
 #include "tools/security_flags.hpp"
@@ -206,7 +207,8 @@ int main(int argc, char** argv) {
       ->type_name("HOST:PORT");
   app.add_option("--subscribe-server", cfg.subscribe_server,
                  "the broker address the subscribers, workers and responders "
-                 "use (e.g. another node; default: --server's)")
+                 "use (e.g. another node; default: --server's); several, "
+                 "A,B,C: fan-out subscribers spread over them round robin")
       ->type_name("HOST:PORT");
   app.add_option("--scenario", cfg.scenario, "the scenario")
       ->check(CLI::IsMember({"fanout",
@@ -385,12 +387,20 @@ int main(int argc, char** argv) {
   auto& conn = *conn_ptr;
   // Issue 30: the publishers and the subscribers may use other brokers
   // (the nodes of a cluster) than --server, which sets up and reads stats.
+  // Several --subscribe-server addresses spread the subscribers over them.
+  std::vector<std::unique_ptr<tb::client::connection>> node_conns;
+  if (auto problem = tb::bench::open_subscribe_nodes(cfg, security, node_conns);
+      !problem.empty()) {
+    tb::bench::error("UNAVAILABLE", problem);
+    return exit_usage;
+  }
   std::unique_ptr<tb::client::connection> role_conns[2];
   std::string* role_servers[2] = {&cfg.publish_server, &cfg.subscribe_server};
   tb::client::connection** role_ptrs[2] = {&cfg.publish_conn,
                                            &cfg.subscribe_conn};
   for (int i = 0; i < 2; ++i) {
-    if (role_servers[i]->empty() || *role_servers[i] == cfg.server)
+    if (role_servers[i]->empty() || *role_servers[i] == cfg.server ||
+        (i == 1 && !cfg.subscribe_conns.empty()))
       continue;
     try {
       role_conns[i] = std::make_unique<tb::client::connection>(

@@ -29,6 +29,7 @@ void link_out_pump(link_out_pointer self) {
     st.stats.buffered_messages = st.waiting.size();
     st.stats.messages_sent += frame.messages.size();
     ++st.stats.batches_sent;
+    st.unacked.emplace_back(frame.seq, frame.messages.size());
     self->send(st.inbound, link_atom_v, std::move(frame));
   }
   st.stats.in_flight_batches = st.next_seq - 1 - st.acked;
@@ -65,10 +66,29 @@ void link_out_take(link_out_pointer self, std::vector<message_ref>& msgs) {
   }
 }
 
+// Returns the messages the peer will never get (waiting, or sent and not
+// acknowledged) and forgets them: the peer went down.
+uint64_t link_out_lost(link_out_pointer self) {
+  auto& st = self->state;
+  uint64_t lost = st.waiting.size();
+  for (auto& batch : st.unacked)
+    lost += batch.second;
+  st.waiting.clear();
+  st.unacked.clear();
+  st.stats.buffered_messages = 0;
+  st.stats.buffered_bytes = 0;
+  st.acked = st.next_seq - 1; // nothing in flight any more
+  st.stats.in_flight_batches = 0;
+  if (lost > 0)
+    log::warn("link to a peer that went down: messages lost",
+              {{"peer", st.peer}, {"lost", lost}});
+  return lost;
+}
+
 } // namespace
 
 std::size_t link_bytes(const message_ref& msg) noexcept {
-  return msg->size_bytes() + msg->topic().size();
+  return msg->size_bytes() + msg->topic().size() + link_message_overhead;
 }
 
 link_out_actor::behavior_type link_out_impl(link_out_pointer self,
@@ -90,6 +110,8 @@ link_out_actor::behavior_type link_out_impl(link_out_pointer self,
         if (seq <= st.acked || seq >= st.next_seq)
           return; // stale or bogus
         st.acked = seq;
+        while (!st.unacked.empty() && st.unacked.front().first <= seq)
+          st.unacked.pop_front();
         link_out_pump(self);
         if (st.dropping && st.waiting.empty()) {
           st.dropping = false;
@@ -99,6 +121,7 @@ link_out_actor::behavior_type link_out_impl(link_out_pointer self,
         }
       },
       [self](stats_atom) { return self->state.stats; },
+      [self](peer_down_atom) { return link_out_lost(self); },
   };
 }
 

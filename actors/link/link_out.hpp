@@ -14,13 +14,17 @@
 //                               +--------link_ack(seq)---------+
 //
 // One link per peer carries every publisher's messages to it, so a
-// publisher's order holds across nodes.
+// publisher's order holds across nodes. When the peer goes down, the
+// router asks the link (`peer_down`) how many messages it still held,
+// waiting or sent and not acknowledged: those are lost with the peer, and
+// counted (Stats: ClusterPeer.lost).
 
 #pragma once
 
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <utility>
 
 #include <caf/stateful_actor.hpp>
 
@@ -45,6 +49,9 @@ struct link_out_state {
   uint64_t next_seq = 1;
   /// The highest batch acknowledged.
   uint64_t acked = 0;
+  /// The message count of each batch sent and not acknowledged, by
+  /// sequence number, oldest first.
+  std::deque<std::pair<uint64_t, std::size_t>> unacked;
   /// True while dropping (one log line per episode).
   bool dropping = false;
   /// Drops of the current episode.
@@ -63,7 +70,16 @@ link_out_actor::behavior_type link_out_impl(link_out_pointer self,
                                             link_in_actor inbound,
                                             link_settings bounds);
 
-/// Returns the bytes a message counts against a link's buffer.
+/// What a waiting message costs beyond its topic, payload, key and
+/// headers: its record's fixed part, the allocator's share and its slot in
+/// the queue. Counted so that `link_buffer_bytes` bounds the memory a
+/// stopped peer costs, small messages included.
+inline constexpr std::size_t link_message_overhead =
+    sizeof(message_record) + 2 * sizeof(void*) + sizeof(message_ref);
+
+/// Returns the bytes a message counts against a link's buffer (and its
+/// network batch): its topic, payload, key and headers, plus
+/// `link_message_overhead`.
 std::size_t link_bytes(const message_ref& msg) noexcept;
 
 } // namespace tb

@@ -16,6 +16,8 @@
 
 #pragma once
 
+#include <map>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -154,6 +156,9 @@ struct router_state {
   std::unordered_map<caf::actor_addr, router_peer> peers;
   /// Their router's address by node name.
   std::unordered_map<std::string, caf::actor_addr> peer_names;
+  /// Messages lost with each peer by node name: what its link held when
+  /// it went down, summed over its downs (kept while it is down).
+  std::map<std::string, uint64_t> peer_lost;
   /// Trie entries that stand for a peer's interest (not subscriptions).
   uint64_t peer_keys = 0;
   /// The bounds of links to peers.

@@ -240,7 +240,20 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr) {
   if (peer.outbound) {
     for (auto& shard : st.shards)
       self->send(shard, drop_link_atom_v, peer.outbound);
-    self->send_exit(peer.outbound, caf::exit_reason::user_shutdown);
+    // What the link still held is lost with the peer: count it, then stop
+    // the link.
+    auto link = peer.outbound;
+    auto stop = [self, link] {
+      self->send_exit(link, caf::exit_reason::user_shutdown);
+    };
+    self->request(link, caf::infinite, peer_down_atom_v)
+        .then(
+            [self, stop, name = peer.name](uint64_t lost) {
+              if (!name.empty())
+                self->state.peer_lost[name] += lost;
+              stop();
+            },
+            [stop](caf::error&) { stop(); });
   }
   if (peer.inbound)
     self->send_exit(peer.inbound, caf::exit_reason::user_shutdown);
@@ -306,10 +319,17 @@ caf::result<peer_stats_list> describe_peers(router_pointer self) {
       promise.deliver(std::move(*result));
     }
   };
+  // A peer that is down still shows what was lost with it.
+  for (auto& [name, lost] : st.peer_lost)
+    if (st.peer_names.count(name) == 0)
+      result->push_back(peer_stats{name, 0, false, {}, lost});
   for (auto& [addr, peer] : st.peers) {
     auto at = result->size();
+    uint64_t lost = 0;
+    if (auto i = st.peer_lost.find(peer.name); i != st.peer_lost.end())
+      lost = i->second;
     result->push_back(
-        peer_stats{peer.name, peer.interest.size(), peer.synced, {}});
+        peer_stats{peer.name, peer.interest.size(), peer.synced, {}, lost});
     if (peer.outbound) {
       ++*remaining;
       self->request(peer.outbound, caf::infinite, stats_atom_v)

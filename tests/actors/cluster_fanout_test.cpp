@@ -316,7 +316,8 @@ TEST_F(ClusterFanout, APeerThatStopsAckingHasItsOldestMessagesDropped) {
   tb::link_settings bounds;
   bounds.window_batches = 1;
   bounds.batch_messages = 1;
-  bounds.buffer_bytes = 3 * 5; // three messages of "t.x" + "mN"
+  // Three messages of "t.x" + "mN", each with its bookkeeping.
+  bounds.buffer_bytes = 3 * (5 + tb::link_message_overhead);
   auto n2 = spawn_node(bounds);
   connect("n1", router, "n2", n2);
   auto sub = spawn_session();
@@ -328,7 +329,7 @@ TEST_F(ClusterFanout, APeerThatStopsAckingHasItsOldestMessagesDropped) {
   auto link = out_stats(n2, "n1");
   EXPECT_EQ(link.in_flight_batches, 1u);
   EXPECT_EQ(link.buffered_messages, 3u);
-  EXPECT_EQ(link.buffered_bytes, 15u);
+  EXPECT_EQ(link.buffered_bytes, 3 * (5 + tb::link_message_overhead));
   EXPECT_EQ(link.dropped, 6u);
   run();
   EXPECT_EQ(sub.sink->payloads(), (strings{"m0", "m7", "m8", "m9"}));
@@ -401,6 +402,35 @@ TEST_F(ClusterFanout, ADelayedMessageCrossesAtOnceAndWaitsOnTheReceivingNode) {
   EXPECT_TRUE(sub.sink->payloads().empty());
   advance(1ms);
   EXPECT_EQ(sub.sink->payloads(), (strings{"later"}));
+}
+
+TEST_F(ClusterFanout, WhatALinkHeldWhenItsPeerWentDownIsCountedLost) {
+  tb::link_settings bounds;
+  bounds.window_batches = 2;
+  bounds.batch_messages = 1;
+  auto n2 = spawn_node(bounds);
+  connect("n1", router, "n2", n2);
+  auto sub = spawn_session();
+  subscribe(sub, 1, "t.x");
+  auto inbound = peer_at(router, "n2").inbound;
+  auto pub = session_on(n2);
+  publish(pub, "t.x", 3); // delivered and acknowledged: not lost
+  EXPECT_EQ(sub.sink->payloads().size(), 3u);
+  send_frame(pub, publish_frame(next_request_id(), "t.x", 5));
+  run_except(inbound); // n1 stops acking: 2 in flight, 3 waiting
+  EXPECT_EQ(out_stats(n2, "n1").in_flight_batches, 2u);
+  EXPECT_EQ(out_stats(n2, "n1").buffered_messages, 3u);
+  auto link = peer_at(n2, "n1").outbound;
+  self->send(n2, tb::peer_down_atom_v, std::string{"n1"});
+  run();
+  EXPECT_TRUE(terminated(link));
+  // The peer is down, and Stats still shows what went down with it.
+  auto peers = query<tb::peer_stats_list>(n2, tb::peers_atom_v);
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_EQ(peers[0].name, "n1");
+  EXPECT_FALSE(peers[0].synced);
+  EXPECT_EQ(peers[0].lost, 5u);
+  EXPECT_EQ(peers[0].link.messages_sent, 0u); // the link is gone
 }
 
 TEST_F(ClusterFanout, LinkTypesSurviveSerialization) {

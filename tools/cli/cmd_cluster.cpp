@@ -59,6 +59,7 @@ void print_cluster_json(const pb::StatsReply& reply) {
         .number("buffered_messages", p.buffered_messages())
         .number("buffered_bytes", p.buffered_bytes())
         .number("in_flight_batches", p.in_flight_batches())
+        .number("lost", p.lost())
         .close_object();
   out.close_array().close_object();
   std::cout << out.str() << std::endl;
