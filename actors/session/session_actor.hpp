@@ -87,6 +87,9 @@ struct publish_job {
   /// The accepted messages with a msg_id: their index in `accepted` and
   /// the key of topic and msg_id.
   std::vector<std::pair<uint32_t, dedup_key>> dedup;
+  /// Where in `dedup` each run of messages to one topic starts, ascending:
+  /// the session looks up the route and the shard once per run.
+  std::vector<uint32_t> dedup_runs;
   /// Topic shards that have not answered yet which ids are duplicates.
   size_t pending_dedup = 0;
   /// True once every shard answered (or none was asked).

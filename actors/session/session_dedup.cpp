@@ -41,9 +41,15 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
     std::vector<uint32_t> accepted; // the job's index of each entry
   };
   std::vector<question> questions;
-  for (auto& [k, key] : job->dedup) {
-    auto& msg = job->accepted[k];
-    auto* route = find_route(st, *job, msg->topic());
+  // One route and one question per run of messages to one topic (a run's
+  // keys were hashed from one topic hash in make_publish_job).
+  auto& runs = job->dedup_runs;
+  for (size_t r = 0; r < runs.size(); ++r) {
+    auto begin = runs[r];
+    auto end = r + 1 < runs.size() ? runs[r + 1]
+                                   : static_cast<uint32_t>(job->dedup.size());
+    auto& first = job->accepted[job->dedup[begin].first];
+    auto* route = find_route(st, *job, first->topic());
     if (route == nullptr || !(*route)->shard)
       continue; // refused below, or a test's route without a shard
     auto& shard = (*route)->shard;
@@ -51,11 +57,19 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job) {
                           [&](const question& x) { return x.shard == shard; });
     if (q == questions.end())
       q = questions.insert(questions.end(), question{shard, {}, {}});
-    q->query.keys.push_back(key.h1);
-    q->query.keys.push_back(key.h2);
-    q->query.ids.push_back(msg->id());
-    q->query.windows_ms.push_back((*route)->dedup_window_ms);
-    q->accepted.push_back(k);
+    auto window = (*route)->dedup_window_ms;
+    auto count = end - begin;
+    q->query.keys.reserve(q->query.keys.size() + 2 * count);
+    q->query.ids.reserve(q->query.ids.size() + count);
+    q->query.windows_ms.resize(q->query.windows_ms.size() + count, window);
+    q->accepted.reserve(q->accepted.size() + count);
+    for (auto i = begin; i < end; ++i) {
+      auto& [k, key] = job->dedup[i];
+      q->query.keys.push_back(key.h1);
+      q->query.keys.push_back(key.h2);
+      q->query.ids.push_back(job->accepted[k]->id());
+      q->accepted.push_back(k);
+    }
   }
   if (questions.empty()) {
     job->dedup_done = true;

@@ -301,13 +301,12 @@ make_publish_job(session_state& st,
       continue;
     auto& msg = messages[i];
     if (!msg.msg_id().empty()) {
-      if (job->dedup.empty()) {
-        job->dedup.reserve(valid);
+      if (job->dedup.empty() || msg.topic() != hashed_topic) {
+        if (job->dedup.empty())
+          job->dedup.reserve(valid);
         hashed_topic = msg.topic();
         topic_hash = make_dedup_topic_hash(hashed_topic);
-      } else if (msg.topic() != hashed_topic) {
-        hashed_topic = msg.topic();
-        topic_hash = make_dedup_topic_hash(hashed_topic);
+        job->dedup_runs.push_back(static_cast<uint32_t>(job->dedup.size()));
       }
       job->dedup.emplace_back(static_cast<uint32_t>(job->accepted.size()),
                               make_dedup_key(topic_hash, msg.msg_id()));

@@ -23,6 +23,37 @@ uint64_t avalanche(uint64_t x) noexcept {
   return x ^ (x >> 31);
 }
 
+// Returns the last `n` (< 8) bytes at `p` as a little-endian word whose
+// high bytes are 0, as a memcpy into a zeroed word would, but with whole
+// loads: the bytes copied one by one into a word on the stack and read
+// back at once stalled the read (no store-to-load forwarding), 70 % of
+// the key's cost (docs/performance.md). `size` bytes end at p + n, so a
+// string of 8 bytes or more is read by one load that ends with it.
+uint64_t dedup_tail(const char* p, std::size_t n, std::size_t size) noexcept {
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "dedup_tail reads words little-endian");
+  if (n == 0)
+    return 0;
+  uint64_t w;
+  if (size >= 8) {
+    std::memcpy(&w, p + n - 8, 8);
+    return w >> (64 - 8 * n);
+  }
+  if (n >= 4) {
+    uint32_t lo;
+    uint32_t hi;
+    std::memcpy(&lo, p, 4);
+    std::memcpy(&hi, p + n - 4, 4);
+    return lo | (uint64_t{hi} << (8 * (n - 4)));
+  }
+  // 1 to 3 bytes: the first, the middle and the last.
+  auto byte = [&](std::size_t i) {
+    return uint64_t{static_cast<unsigned char>(p[i])};
+  };
+  return byte(0) | (byte(n / 2) << (8 * (n / 2))) |
+         (byte(n - 1) << (8 * (n - 1)));
+}
+
 // Two independent 64-bit lanes over 8-byte words.
 struct hasher {
   uint64_t a = 0x243f6a8885a308d3ull;
@@ -41,10 +72,7 @@ struct hasher {
       std::memcpy(&w, p, 8);
       word(w);
     }
-    uint64_t tail = 0;
-    if (n > 0)
-      std::memcpy(&tail, p, n);
-    word(tail);
+    word(dedup_tail(p, n, s.size()));
     word(s.size()); // topic "a" + id "bc" differs from "ab" + "c"
   }
 };
@@ -74,35 +102,38 @@ dedup_table::dedup_table(std::size_t max_ids, uint32_t seq_limit)
   // nop
 }
 
-std::optional<uint64_t> dedup_table::check(const dedup_key& key,
-                                           uint64_t first_id, time_point now,
-                                           std::chrono::milliseconds window) {
+bool dedup_table::seen(const dedup_key& key, uint64_t first_id, time_point now,
+                       std::chrono::milliseconds window, uint64_t& first) {
   // A free slot of the home bucket, seen on the way: the new entry's, unless
   // the index is rebuilt.
   uint64_t* free_slot = nullptr;
   if (size_ > 0) {
     auto t = tag(key);
-    auto first = home(key);
-    for (auto b = first;;) {
+    auto home_bucket = home(key);
+    for (auto b = home_bucket;;) {
       auto& bk = buckets_[b];
       for (auto& slot : bk.slots) {
-        auto remembered = live_value(slot);
-        if (!remembered && free_slot == nullptr && b == first)
+        if (free_slot == nullptr && b == home_bucket && !live_value(slot)) {
           free_slot = &slot;
-        if (static_cast<uint32_t>(slot >> 32) != t || !remembered)
-          continue; // another key (no read of its ring entry), or forgotten
+          continue;
+        }
+        // Another key (no read of its ring entry), or forgotten; liveness
+        // only for a matching tag.
+        if (static_cast<uint32_t>(slot >> 32) != t || !live_value(slot))
+          continue;
         auto& e = ring_[position(static_cast<uint32_t>(slot - 1))];
         if (!(e.key == key))
           continue;
         if (e.due > now) {
           ++duplicates_;
-          return e.first_id;
+          first = e.first_id;
+          return true;
         }
         // Its window ended, but it waits behind an entry with a longer
         // window: remembered anew, in place.
         e.first_id = first_id;
         e.due = now + window;
-        return std::nullopt;
+        return false;
       }
       if (!live_value(bk.overflow))
         break; // no key still remembered went beyond this bucket
@@ -134,7 +165,7 @@ std::optional<uint64_t> dedup_table::check(const dedup_key& key,
     index(key, static_cast<uint32_t>(seq));
   if (++since_scrub_ >= period_ / 4)
     scrub();
-  return std::nullopt;
+  return false;
 }
 
 std::optional<dedup_table::time_point> dedup_table::expire(time_point now) {
@@ -186,7 +217,7 @@ void dedup_table::scrub() noexcept {
 }
 
 void dedup_table::grow(std::size_t capacity) {
-  std::vector<entry> next;
+  decltype(ring_) next;
   next.reserve(capacity);
   for (std::size_t i = 0; i < size_; ++i)
     next.push_back(ring_[(head_ + i) % ring_.size()]);
@@ -200,7 +231,7 @@ void dedup_table::grow(std::size_t capacity) {
   period_ = static_cast<uint32_t>(
       std::min<uint64_t>(rounds * capacity, UINT32_MAX / capacity * capacity));
   since_scrub_ = 0;
-  std::vector<bucket> buckets((capacity + 3) / 4);
+  decltype(buckets_) buckets((capacity + 3) / 4);
   buckets_.swap(buckets);
   for (std::size_t i = 0; i < size_; ++i)
     index(ring_[i].key, static_cast<uint32_t>(i));

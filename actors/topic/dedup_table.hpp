@@ -95,7 +95,20 @@ public:
   /// `now + window` and returns nothing.
   std::optional<uint64_t> check(const dedup_key& key, uint64_t first_id,
                                 time_point now,
-                                std::chrono::milliseconds window);
+                                std::chrono::milliseconds window) {
+    uint64_t first = 0;
+    if (seen(key, first_id, now, window, first))
+      return first;
+    return std::nullopt;
+  }
+
+  /// `check` without the optional: returns true and sets `first` to the
+  /// broker id of the first message with `key` if it is remembered in its
+  /// window; otherwise remembers `first_id` and returns false. (An
+  /// optional returned from the table's own code went through the stack
+  /// byte by byte and stalled its caller's read of it.)
+  bool seen(const dedup_key& key, uint64_t first_id, time_point now,
+            std::chrono::milliseconds window, uint64_t& first);
 
   /// Asks the CPU to fetch the index line where `check(key, ...)` starts,
   /// so that a caller checking a batch can overlap the memory reads of
@@ -174,7 +187,10 @@ private:
 
   // Returns true if the entry numbered `seq` is in the ring.
   bool live(uint32_t seq) const noexcept {
-    auto d = seq >= head_seq_ ? seq - head_seq_ : seq + (period_ - head_seq_);
+    // Without a branch: seqs of slots are random against head_seq_, and a
+    // mispredicted branch per slot cost more than the arithmetic.
+    uint32_t d = seq - head_seq_;
+    d += period_ & (0u - static_cast<uint32_t>(seq < head_seq_));
     return d < size_;
   }
 

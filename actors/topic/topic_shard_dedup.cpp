@@ -55,9 +55,10 @@ dedup_reply shard_dedup(topic_shard_pointer self, dedup_query& query) {
     if (i < query.windows_ms.size() && query.windows_ms[i] != 0)
       window = std::chrono::milliseconds{query.windows_ms[i]};
     shortest = std::min(shortest, window);
-    if (auto first = table.check(key, query.ids[i], now, window)) {
+    uint64_t first = 0;
+    if (table.seen(key, query.ids[i], now, window, first)) {
       reply.positions.push_back(static_cast<uint32_t>(i));
-      reply.first_ids.push_back(*first);
+      reply.first_ids.push_back(first);
     }
   }
   // The tick is due when the shortest new window ends at the latest; it

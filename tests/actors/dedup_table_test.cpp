@@ -4,6 +4,7 @@
 // arrival numbers that come round, expiry by due time, 48 bytes per id.
 
 #include <string>
+#include <string_view>
 
 #include <gtest/gtest.h>
 
@@ -29,6 +30,69 @@ TEST(DedupTable, KeysTellTopicAndIdApart) {
             tb::make_dedup_key("orders.eu", "id-1"));
   EXPECT_FALSE(tb::make_dedup_key(topic, std::string("\0\xff", 2)) ==
                tb::make_dedup_key(topic, std::string("\0\xfe", 2)));
+}
+
+TEST(DedupTable, KeysAreTheSameWhateverTheTailsLength) {
+  // The last 1-7 bytes of an id are read with whole loads (no byte copies
+  // on the stack): the keys must be those of the byte-wise reading they
+  // replaced (values computed with it), for every tail length.
+  struct golden {
+    const char* id;
+    uint64_t h1;
+    uint64_t h2;
+  };
+  const golden keys[] = {
+      {"", 0xe6f525cab96f1550ull, 0x511684176678cc35ull},
+      {"a", 0x01bb500cf6094c41ull, 0xeeb58fcaabe250beull},
+      {"ab", 0x6a05e581e06adc85ull, 0xca61bce45214d0d0ull},
+      {"abc", 0x8a3bdfebac6c44b5ull, 0xde02b19a3efbe211ull},
+      {"abcd", 0x6d2f8f17490cdf4dull, 0x3dd73f561684cf04ull},
+      {"abcdefg", 0x3b68c31cd891db23ull, 0xaa2d0272a07641ecull},
+      {"abcdefgh", 0xa0a03883918038b1ull, 0xae0317d2a989f93eull},
+      {"abcdefghi", 0x7c99180ed1ccba63ull, 0xa51b134b96933df0ull},
+      {"0123456789abcde", 0xfc0d16d3b11a0482ull, 0x758862e9a0164c67ull},
+      {"0123456789abcdef0123456", 0xfdfa9cca80edc95aull, 0xcf9300edead85da7ull},
+  };
+  for (auto& k : keys)
+    EXPECT_EQ(tb::make_dedup_key("orders.eu", k.id),
+              (tb::dedup_key{k.h1, k.h2}))
+        << '"' << k.id << '"';
+}
+
+TEST(DedupTable, EveryByteOfAnIdCountsAndNoneBeyondIt) {
+  // Ids of 1 to 40 bytes, each inside a larger buffer: changing any one of
+  // its bytes changes the key, changing the bytes around it does not.
+  std::string buffer(64, 'x');
+  for (std::size_t n = 1; n <= 40; ++n) {
+    for (std::size_t i = 0; i < n; ++i)
+      buffer[8 + i] = static_cast<char>('a' + (i * 7 + n) % 26);
+    auto id = std::string_view{buffer}.substr(8, n);
+    auto key = tb::make_dedup_key("t", id);
+    for (std::size_t i = 0; i < n; ++i) {
+      auto kept = buffer[8 + i];
+      buffer[8 + i] = static_cast<char>(kept ^ 0x5a);
+      EXPECT_FALSE(tb::make_dedup_key("t", id) == key) << n << " " << i;
+      buffer[8 + i] = kept;
+    }
+    buffer[7] = '<';
+    buffer[8 + n] = '>';
+    EXPECT_EQ(tb::make_dedup_key("t", id), key) << n;
+    buffer[7] = 'x';
+    buffer[8 + n] = 'x';
+  }
+}
+
+TEST(DedupTable, SeenGivesTheFirstIdOfADuplicate) {
+  // `seen` is `check` without the optional: false and remembered for a new
+  // id, true and the first message's id for a duplicate.
+  tb::dedup_table table{16};
+  time_point now{};
+  uint64_t first = 0;
+  EXPECT_FALSE(table.seen(tb::make_dedup_key("t", "a"), 7, now, 1min, first));
+  EXPECT_EQ(first, 0u);
+  EXPECT_TRUE(table.seen(tb::make_dedup_key("t", "a"), 9, now, 1min, first));
+  EXPECT_EQ(first, 7u);
+  EXPECT_EQ(table.duplicates(), 1u);
 }
 
 TEST(DedupTable, RemembersUpToMaxIdsAndForgetsTheOldestFirst) {

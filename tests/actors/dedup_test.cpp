@@ -16,14 +16,15 @@ using kind = pb::ServerFrame::KindCase;
 
 constexpr std::chrono::milliseconds window = 10s;
 
-/// One shard, a 10 s window, at most 4 ids remembered.
+/// One shard, a 10 s window, at most 4 ids remembered (or `shards`
+/// shards and `max_ids` ids).
 class Dedup : public group_test {
 protected:
-  Dedup()
-      : group_test([](tb::router_settings& settings) {
-          settings.topic_shards = 1;
+  explicit Dedup(std::size_t shards = 1, std::size_t max_ids = 4)
+      : group_test([shards, max_ids](tb::router_settings& settings) {
+          settings.topic_shards = shards;
           settings.dedup.window = window;
-          settings.dedup.max_ids = 4;
+          settings.dedup.max_ids = max_ids;
         }) {
     // nop
   }
@@ -123,6 +124,71 @@ TEST_F(Dedup, DuplicateWithinOneBatchKeepsTheFirstAndOrder) {
   EXPECT_FALSE(results[3].duplicate());
   EXPECT_EQ(sub.sink->payloads(),
             (std::vector<std::string>{"a", "plain", "b"}));
+}
+
+/// Four shards, so that the topics of one batch go to several.
+class DedupShards : public Dedup {
+protected:
+  DedupShards() : Dedup(4, 1000) {
+    // nop
+  }
+};
+
+TEST_F(DedupShards, RunsOfTopicsInOneBatchAreEachCheckedOnTheirOwnTopic) {
+  // A session asks once per run of messages to one topic (one route, one
+  // topic hash): runs that come back (orders.1 after orders.2), topics on
+  // several shards, a message without id between, the same id on other
+  // topics, and a duplicate within a run and across runs.
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto results = publish_all(
+      pub,
+      {with_id("orders.1", "1x", "x"), with_id("orders.1", "1y", "y"),
+       with_id("orders.2", "2x", "x"), make_message("orders.2", "plain"),
+       with_id("orders.2", "2x again", "x"),
+       with_id("orders.1", "1y again", "y"), with_id("orders.3", "3y", "y"),
+       with_id("orders.1", "1z", "z"), with_id("orders.4", "4x", "x")});
+  ASSERT_EQ(results.size(), 9u);
+  std::vector<bool> duplicate;
+  for (auto& result : results)
+    duplicate.push_back(result.duplicate());
+  EXPECT_EQ(duplicate, (std::vector<bool>{false, false, false, false, true,
+                                          true, false, false, false}));
+  EXPECT_EQ(results[4].id(), results[2].id());
+  EXPECT_EQ(results[5].id(), results[1].id());
+  EXPECT_EQ(
+      sub.sink->payloads(),
+      (std::vector<std::string>{"1x", "1y", "2x", "plain", "3y", "1z", "4x"}));
+  // The next batch finds each id on its own topic only.
+  results = publish_all(pub, {with_id("orders.3", "3x", "x"),
+                              with_id("orders.4", "4x again", "x"),
+                              with_id("orders.1", "1z again", "z")});
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_FALSE(results[0].duplicate());
+  EXPECT_TRUE(results[1].duplicate());
+  EXPECT_TRUE(results[2].duplicate());
+}
+
+TEST_F(Dedup, EachRunOfABatchKeepsItsTopicsWindow) {
+  // jobs.1's group remembers ids 3 windows, orders.1 the broker's one: in
+  // one batch of alternating runs each keeps its own.
+  auto settings = group_settings("jobs.>");
+  settings.dedup_window = 3 * window;
+  create_group("slow", settings);
+  auto pub = spawn_session();
+  publish_all(pub,
+              {with_id("jobs.1", "a", "a"), with_id("orders.1", "a", "a"),
+               with_id("jobs.1", "b", "b"), with_id("orders.1", "b", "b")});
+  advance(window);
+  auto results = publish_all(
+      pub, {with_id("jobs.1", "a2", "a"), with_id("orders.1", "a2", "a"),
+            with_id("jobs.1", "b2", "b"), with_id("orders.1", "b2", "b")});
+  ASSERT_EQ(results.size(), 4u);
+  EXPECT_TRUE(results[0].duplicate());
+  EXPECT_FALSE(results[1].duplicate());
+  EXPECT_TRUE(results[2].duplicate());
+  EXPECT_FALSE(results[3].duplicate());
 }
 
 TEST_F(Dedup, WindowEndsByTimeWithOneTimerPerShard) {
