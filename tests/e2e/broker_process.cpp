@@ -193,14 +193,16 @@ std::string child_process::output() const {
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args)
-    : broker_process(test_transport_unless_set(std::move(extra_args)),
-                     TINYBROKER_BINARY) {
+    : broker_process(std::move(extra_args), TINYBROKER_BINARY) {
   // nop
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args,
                                const std::string& binary)
-    : child_process(binary, free_port_args(std::move(extra_args))) {
+    : child_process(binary, free_port_args(binary == TINYBROKER_BINARY
+                                               ? test_transport_unless_set(
+                                                     std::move(extra_args))
+                                               : std::move(extra_args))) {
   // nop
 }
 
