@@ -7,7 +7,11 @@
 
 namespace tb {
 
+namespace {
+
 namespace pb = tinybroker::v1;
+
+} // namespace
 
 // -- broker_cq_service --------------------------------------------------------
 
