@@ -294,6 +294,11 @@ struct broker_config {
   bool health_service = true;
   /// Whether gRPC server reflection is served.
   bool reflection = true;
+  /// How Session streams are served (`[grpc] transport`): "cq" (gRPC's
+  /// completion-queue API with the broker's own polling thread, which runs
+  /// the session actors it wakes) or "callback" (gRPC's callback API and
+  /// its threads). The unary calls use the callback API either way.
+  std::string grpc_transport = "cq";
   /// The Prometheus metrics endpoint.
   metrics_config metrics;
   /// The console on the metrics listener.
@@ -329,16 +334,16 @@ struct broker_config {
 inline bool operator==(const broker_config& x, const broker_config& y) {
   return std::tie(x.listen, x.log_level, x.log_format, x.log_summary_interval,
                   x.shutdown_grace, x.topic_idle_timeout, x.health_service,
-                  x.reflection, x.metrics, x.console, x.worker_threads,
-                  x.scheduler, x.limits, x.dedup, x.auto_create_groups,
-                  x.group_defaults, x.groups, x.tls, x.auth, x.cluster,
-                  x.source) ==
+                  x.reflection, x.grpc_transport, x.metrics, x.console,
+                  x.worker_threads, x.scheduler, x.limits, x.dedup,
+                  x.auto_create_groups, x.group_defaults, x.groups, x.tls,
+                  x.auth, x.cluster, x.source) ==
          std::tie(y.listen, y.log_level, y.log_format, y.log_summary_interval,
                   y.shutdown_grace, y.topic_idle_timeout, y.health_service,
-                  y.reflection, y.metrics, y.console, y.worker_threads,
-                  y.scheduler, y.limits, y.dedup, y.auto_create_groups,
-                  y.group_defaults, y.groups, y.tls, y.auth, y.cluster,
-                  y.source);
+                  y.reflection, y.grpc_transport, y.metrics, y.console,
+                  y.worker_threads, y.scheduler, y.limits, y.dedup,
+                  y.auto_create_groups, y.group_defaults, y.groups, y.tls,
+                  y.auth, y.cluster, y.source);
 }
 
 /// Returns true if `x` and `y` differ in any member.

@@ -8,6 +8,8 @@
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
 //   [dedup]           window = "2m", max_ids = 1000000 (msg_id windows)
 //   [observability]   health_service = true, reflection = true
+//   [grpc]            transport = "cq" (or "callback": how Session streams
+//                     are served)
 //   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
 //                     per_topic = false, tls = (true if [tls] is set)
 //   [console]         enabled = true, allow_actions = false
@@ -93,6 +95,11 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
   auto observability =
       r.table({{"health_service", r.boolean(cfg.health_service)},
                {"reflection", r.boolean(cfg.reflection)}});
+  auto grpc_table = r.table(
+      {{"transport", r.text(cfg.grpc_transport, "\"cq\" or \"callback\"",
+                            [](std::string_view t) {
+                              return t == "cq" || t == "callback";
+                            })}});
   auto metrics_listen = [&r, &cfg](const toml::value& v,
                                    const std::string& path) {
     if (!v.is_string() ||
@@ -165,6 +172,7 @@ void read_document(reader& r, const toml::value& root, broker_config& cfg) {
        {"limits", limits},
        {"dedup", dedup},
        {"observability", observability},
+       {"grpc", grpc_table},
        {"metrics", metrics},
        {"console", console},
        {"tls", tls},

@@ -60,7 +60,8 @@ std::string describe(const broker_config& cfg) {
      << cfg.scheduler << ", shutdown_grace " << ms(cfg.shutdown_grace)
      << ", topic_idle_timeout " << ms(cfg.topic_idle_timeout)
      << ", health_service " << cfg.health_service << ", reflection "
-     << cfg.reflection << "\nmetrics: ";
+     << cfg.reflection << ", grpc transport " << cfg.grpc_transport
+     << "\nmetrics: ";
   if (cfg.metrics.enabled())
     os << "listen " << cfg.metrics.listen << ", per_topic "
        << cfg.metrics.per_topic << ", tls " << cfg.metrics.tls;

@@ -173,6 +173,12 @@ int run_broker(int argc, char** argv, const std::string& program) {
                  "how log lines are written: text, or json (one JSON object "
                  "per line; overrides the config)")
       ->type_name("FORMAT");
+  std::string grpc_transport;
+  app.add_option("--grpc-transport", grpc_transport,
+                 "how Session streams are served: cq (a completion queue and "
+                 "the broker's own polling thread) or callback (gRPC's "
+                 "callback API; overrides [grpc] transport)")
+      ->type_name("TRANSPORT");
   app.set_version_flag("--version", program + " " + TINYBROKER_VERSION);
   try {
     app.parse(argc, argv);
@@ -233,6 +239,16 @@ int run_broker(int argc, char** argv, const std::string& program) {
       return 2;
     }
     cfg.log_format = log_format;
+  }
+  if (!grpc_transport.empty()) {
+    if (grpc_transport != "cq" && grpc_transport != "callback") {
+      std::fprintf(stderr,
+                   "%s: --grpc-transport: got \"%s\"; expected cq or "
+                   "callback\n",
+                   program.c_str(), grpc_transport.c_str());
+      return 2;
+    }
+    cfg.grpc_transport = grpc_transport;
   }
   // The [tls] files are part of the config: a bad one is a config error.
   if (auto problem = check_tls_files(cfg.tls); !problem.empty()) {

@@ -132,26 +132,38 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   return reactor;
 }
 
+error_info broker_service::admit_session(const grpc::ServerContextBase& ctx,
+                                         auth_outcome& who,
+                                         std::string& client_name) {
+  error_info err;
+  if (shutting_down_)
+    err = make_error_info(ec::shutting_down, "the broker is shutting down");
+  else if (who = auth_.authenticate(ctx); who.error)
+    err = who.error;
+  else
+    err = read_client_name(ctx, client_name);
+  if (err)
+    refusal_reporter{logger_, "Session", ctx.peer()}(err);
+  return err;
+}
+
+session_parts broker_service::stream_parts() {
+  session_parts parts;
+  parts.system = &sys_;
+  parts.context = ctx_;
+  parts.registry = &sessions_;
+  parts.logger = logger_;
+  return parts;
+}
+
 session_stream_reactor*
 broker_service::Session(grpc::CallbackServerContext* ctx) {
-  if (shutting_down_) {
-    auto err =
-        make_error_info(ec::shutting_down, "the broker is shutting down");
-    refusal_reporter{logger_, "Session", ctx->peer()}(err);
-    return new refusing_reactor(to_grpc_status(err));
-  }
-  auto who = auth_.authenticate(*ctx);
-  if (who.error) {
-    refusal_reporter{logger_, "Session", ctx->peer()}(who.error);
-    return new refusing_reactor(to_grpc_status(who.error));
-  }
+  auth_outcome who;
   std::string client_name;
-  if (auto err = read_client_name(*ctx, client_name)) {
-    refusal_reporter{logger_, "Session", ctx->peer()}(err);
+  if (auto err = admit_session(*ctx, who, client_name))
     return new refusing_reactor(to_grpc_status(err));
-  }
-  return new session_reactor(sys_, ctx_, sessions_, ctx, logger_,
-                             std::move(who), std::move(client_name));
+  return new session_reactor(stream_parts(), ctx, std::move(who),
+                             std::move(client_name));
 }
 
 grpc::ServerUnaryReactor*

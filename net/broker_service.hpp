@@ -96,6 +96,17 @@ public:
   /// the router, and this service's tokens. They refer to this service.
   console_sources console();
 
+  /// Checks a new Session stream at the door: the broker is not shutting
+  /// down, `ctx` authenticates (into `who`) and names the client usably
+  /// (into `client_name`). Returns (and reports) the refusal otherwise.
+  /// Both transports call it (net/session_cq.hpp is the other).
+  error_info admit_session(const grpc::ServerContextBase& ctx,
+                           auth_outcome& who, std::string& client_name);
+
+  /// Returns what a Session stream is opened with (net/session_open.hpp);
+  /// it refers to this service.
+  session_parts stream_parts();
+
   /// Returns the number of open Session streams.
   std::size_t open_sessions() const {
     return sessions_.size();

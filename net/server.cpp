@@ -21,6 +21,7 @@
 #include "actors/session/session_actor.hpp"
 #include "net/broker_service.hpp"
 #include "net/cluster_node.hpp"
+#include "net/cq_server.hpp"
 #include "net/grpc_settings.hpp"
 #include "net/listen_check.hpp"
 #include "net/log.hpp"
@@ -56,6 +57,7 @@ broker_server::~broker_server() {
     // gRPC still holds calls whose actors and server we cannot destroy
     // without waiting for them; the process is about to end anyway.
     static_cast<void>(server_.release());
+    static_cast<void>(cq_.release()); // its polling thread may still run
     static_cast<void>(service_.release());
     static_cast<void>(system_.release());
     static_cast<void>(system_config_.release());
@@ -126,7 +128,14 @@ error_info broker_server::start() {
   // gRPC sets SO_REUSEPORT by default: a second broker on a busy port would
   // start and silently share its connections (spec 9 forbids it).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.RegisterService(service_.get());
+  if (cfg_.grpc_transport == "cq") {
+    // Session on a completion queue with the broker's polling thread; the
+    // unary calls still go to service_ on the callback API.
+    cq_ = std::make_unique<cq_transport>(*service_);
+    cq_->add_to(builder);
+  } else {
+    builder.RegisterService(service_.get());
+  }
   add_connection_settings(builder, grpc_receive_limit(cfg_.limits));
   // A failed bind is explained below in one line; gRPC's own account of it
   // goes to the debug level.
@@ -134,11 +143,12 @@ error_info broker_server::start() {
   server_ = builder.BuildAndStart();
   log::set_grpc_level(log::level::warn);
   if (!server_ || port == 0) {
-    server_.reset();
     release();
     return make_error_info(ec::invalid_request,
                            cannot_listen_message(cfg_.listen));
   }
+  if (cq_)
+    cq_->start();
   if (auto* health = server_->GetHealthCheckService()) {
     // The overall status ("") is SERVING by default; the service's name
     // must answer too (spec 11), and both go NOT_SERVING at shutdown.
@@ -384,7 +394,17 @@ void broker_server::release() {
   publishers_.clear();
   router_ = nullptr;
   metrics_.reset();
+  if (cq_) {
+    // The queue goes down after the server (gRPC's order); a server that
+    // was not shut down yet is now, cancelling what is left.
+    if (server_) {
+      server_->Shutdown(std::chrono::system_clock::now());
+      server_->Wait();
+    }
+    cq_->stop();
+  }
   server_.reset();
+  cq_.reset();
   if (tls_)
     tls_->discard_private_copy();
   tls_.reset();

@@ -25,6 +25,7 @@ class Server;
 namespace tb {
 
 class broker_service;
+class cq_transport;
 class metrics_server;
 class tls_store;
 
@@ -110,8 +111,9 @@ private:
   // them; false if it did not.
   bool cancel_calls(std::chrono::milliseconds patience);
 
-  // Stops the actors and the actor system without logging; start() calls
-  // it when it fails, stop() when it is done draining.
+  // Stops the actors and the actor system without logging (and the
+  // Session polling thread, after shutting the gRPC server down); start()
+  // calls it when it fails, stop() when it is done draining.
   void release();
 
   // Stops the log actor and waits for it, so that its summary no longer
@@ -127,6 +129,9 @@ private:
   log_actor logger_;
   std::unique_ptr<broker_service> service_;
   std::unique_ptr<grpc::Server> server_;
+  // The Session streams' completion queue and polling thread under
+  // `[grpc] transport = "cq"`; null under "callback".
+  std::unique_ptr<cq_transport> cq_;
   std::unique_ptr<metrics_server> metrics_;
   std::shared_ptr<tls_store> tls_;
   std::string address_;

@@ -7,7 +7,6 @@
 
 #include "actors/scheduler/caller_runs.hpp"
 #include "net/log.hpp"
-#include "net/session_reactor.hpp"
 #include "net/status.hpp"
 #include "net/tsan.hpp"
 #include "tinybroker.pb.h"
@@ -32,7 +31,7 @@ const char* end_reason_of(ec code) {
 
 } // namespace
 
-session_bridge::session_bridge(session_reactor* reactor, std::size_t max_unread,
+session_bridge::session_bridge(session_stream* reactor, std::size_t max_unread,
                                std::string peer, std::string credential,
                                std::string token, std::string client_name)
     : reactor_(reactor), peer_(std::move(peer)),
@@ -62,7 +61,7 @@ session_actor session_bridge::actor() {
 void session_bridge::start_read_locked() {
   reading_.Clear();
   tsan_release(reactor_);
-  reactor_->StartRead(&reading_);
+  reactor_->start_read(&reading_);
 }
 
 bool session_bridge::ready_to_write() {
@@ -121,7 +120,7 @@ void session_bridge::start_write_locked(grpc::ByteBuffer& bytes) {
   if (!queued_.empty())
     options.set_buffer_hint();
   tsan_release(reactor_);
-  reactor_->StartWrite(&writing_, options);
+  reactor_->start_write(&writing_, options);
 }
 
 bool session_bridge::may_read_locked() const {
@@ -182,7 +181,7 @@ void session_bridge::finish_locked(const grpc::Status& status,
     ended_ = reason;
   finished_ = true;
   tsan_release(reactor_);
-  reactor_->Finish(status);
+  reactor_->finish(status);
 }
 
 void session_bridge::on_read_done(bool ok, bool cancelled) {

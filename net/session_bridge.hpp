@@ -16,19 +16,19 @@
 
 #include "actors/protocol.hpp"
 #include "actors/session/frame_sink.hpp"
+#include "net/session_stream.hpp"
 
 namespace tb {
 
-class session_reactor;
-
-/// The frame sink of one Session stream, shared by its reactor (gRPC threads)
-/// and its session actor (CAF threads).
+/// The frame sink of one Session stream, shared by its stream (gRPC threads:
+/// a callback reactor, or the completion-queue stream's polling thread) and
+/// its session actor (CAF threads).
 ///
-/// Every call into the reactor (StartRead, StartWrite, Finish) happens under
-/// this object's mutex, and so does every reactor callback; gRPC never runs
-/// a bidi reaction inline, so this cannot deadlock. `Finish` is called exactly
-/// once on every path: by the actor, on a failed write, or at shutdown. After
-/// OnDone the reactor is gone and every call here does nothing.
+/// Every call into the stream (start_read, start_write, finish) happens
+/// under this object's mutex, and so does every stream callback; gRPC never
+/// completes an operation inline, so this cannot deadlock. `Finish` is called
+/// exactly once on every path: by the actor, on a failed write, or at shutdown.
+/// After OnDone the reactor is gone and every call here does nothing.
 ///
 /// Client frames arrive as raw bytes and are parsed here: a frame that does
 /// not parse as a ClientFrame ends the stream with INVALID_ARGUMENT and a
@@ -51,10 +51,10 @@ public:
   /// bytes (or `max_unread` frames), whichever comes first.
   static constexpr std::size_t max_unread_bytes = 16u << 20;
 
-  /// Creates the bridge of `reactor`, whose client is `peer`, authenticated
+  /// Creates the bridge of `stream`, whose client is `peer`, authenticated
   /// by `credential` as token `token` (both empty when auth is off), and
   /// named `client_name` by itself (empty if it chose no name).
-  session_bridge(session_reactor* reactor, std::size_t max_unread,
+  session_bridge(session_stream* stream, std::size_t max_unread,
                  std::string peer, std::string credential = {},
                  std::string token = {}, std::string client_name = {});
 
@@ -124,7 +124,7 @@ public:
   /// A write completed; `ok` is false if the stream broke.
   void on_write_done(bool ok);
 
-  /// The stream is over; the reactor is about to be deleted.
+  /// The stream is over; its stream object is about to be deleted.
   void on_done();
 
 private:
@@ -135,7 +135,8 @@ private:
   void finish_or_defer_locked(const grpc::Status& status, const char* reason);
 
   mutable std::mutex mutex_;
-  session_reactor* reactor_;
+  // The stream; null once it is over (on_done).
+  session_stream* reactor_;
   std::string peer_;
   std::string credential_;
   std::string token_;

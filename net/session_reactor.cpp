@@ -2,11 +2,8 @@
 
 #include <algorithm>
 
-#include <caf/actor_registry.hpp>
 #include <caf/send.hpp>
 
-#include "actors/session/session_actor.hpp"
-#include "net/grpc_settings.hpp"
 #include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/status.hpp"
@@ -14,45 +11,32 @@
 
 namespace tb {
 
-namespace {
-
-// Client frames handed to the session actor before reading pauses.
-constexpr size_t max_unread_frames = 16;
-
-} // namespace
-
-session_reactor::session_reactor(caf::actor_system& sys,
-                                 const broker_context& ctx,
-                                 session_registry& registry,
+session_reactor::session_reactor(const session_parts& parts,
                                  grpc::CallbackServerContext* call,
-                                 const log_actor& logger, auth_outcome who,
-                                 std::string client_name)
-    : bridge_(std::make_shared<session_bridge>(
-          this, max_unread_frames, call->peer(), std::move(who.credential),
-          who.grant.token, std::move(client_name))),
-      registry_(registry), call_(call) {
-  if (auto err = registry_.add(bridge_)) {
-    refusal_reporter{logger, "Session", bridge_->peer()}(err);
+                                 auth_outcome who, std::string client_name)
+    : bridge_(
+          make_session_bridge(this, call->peer(), who, std::move(client_name))),
+      registry_(*parts.registry), call_(call) {
+  if (auto err = open_session(parts, bridge_, who.grant)) {
     tsan_release(this);
     Finish(to_grpc_status(err));
-    return;
   }
-  // Its end is logged by the session actor, with its counts. At debug, the
-  // number of running actors lets a test (or an operator) see that actors
-  // of ended sessions and dropped subscriptions do not pile up.
-  auto peer = bridge_->peer();
-  auto name = bridge_->client_name();
-  std::vector<log::field> fields{{"peer", peer}};
-  if (!name.empty())
-    fields.emplace_back("name", name);
-  if (log::enabled(log::level::debug))
-    fields.emplace_back("actors", sys.registry().running());
-  log::write(log::level::info, "session opened", fields);
-  bridge_->set_max_frame_bytes(grpc_frame_limit(ctx.limits));
-  auto actor =
-      sys.spawn(session_actor_impl, ctx,
-                std::static_pointer_cast<frame_sink>(bridge_), who.grant);
-  bridge_->start(std::move(actor));
+}
+
+void session_reactor::start_read(grpc::ByteBuffer* bytes) {
+  tsan_release(this);
+  StartRead(bytes);
+}
+
+void session_reactor::start_write(const grpc::ByteBuffer* bytes,
+                                  grpc::WriteOptions options) {
+  tsan_release(this);
+  StartWrite(bytes, options);
+}
+
+void session_reactor::finish(const grpc::Status& status) {
+  tsan_release(this);
+  Finish(status);
 }
 
 void session_reactor::OnReadDone(bool ok) {

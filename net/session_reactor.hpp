@@ -15,6 +15,8 @@
 #include "actors/broker_context.hpp"
 #include "auth/token_table.hpp"
 #include "net/log_actor.hpp"
+#include "net/session_open.hpp"
+#include "net/session_stream.hpp"
 #include "routing/error.hpp"
 #include "tinybroker.grpc.pb.h"
 
@@ -31,17 +33,18 @@ class session_registry;
 using session_stream_reactor =
     grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;
 
-/// Reacts to one Session stream's gRPC events and forwards them to its
-/// bridge; spawns the stream's session actor and deletes itself in OnDone.
-class session_reactor final : public session_stream_reactor {
+/// Reacts to one Session stream's gRPC events (callback API) and forwards
+/// them to its bridge; spawns the stream's session actor and deletes itself
+/// in OnDone. `[grpc] transport = "callback"`; net/session_cq.hpp is the
+/// completion-queue form.
+class session_reactor final : public session_stream_reactor,
+                              public session_stream {
 public:
   /// Spawns the session actor and starts reading the stream of `call`
   /// (whose peer and `client_name`, if any, name the client in log lines);
-  /// a refused stream is reported to `logger`.
-  session_reactor(caf::actor_system& sys, const broker_context& ctx,
-                  session_registry& registry, grpc::CallbackServerContext* call,
-                  const log_actor& logger, auth_outcome who,
-                  std::string client_name = {});
+  /// a refused stream is reported to `parts.logger`.
+  session_reactor(const session_parts& parts, grpc::CallbackServerContext* call,
+                  auth_outcome who, std::string client_name = {});
 
   /// Forwards a finished read to the bridge.
   void OnReadDone(bool ok) override;
@@ -54,6 +57,15 @@ public:
 
   /// Nothing to do: a cancelled stream also fails its pending read.
   void OnCancel() override;
+
+  // -- session_stream (under the bridge's lock) ------------------------------
+
+  void start_read(grpc::ByteBuffer* bytes) override;
+
+  void start_write(const grpc::ByteBuffer* bytes,
+                   grpc::WriteOptions options) override;
+
+  void finish(const grpc::Status& status) override;
 
 private:
   std::shared_ptr<session_bridge> bridge_;

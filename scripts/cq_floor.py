@@ -13,7 +13,9 @@ server. Every run starts a fresh server. Modes:
   scripts/cq_floor.py pingpong --rounds 5               # one message in flight
   scripts/cq_floor.py idle                              # 1,000 idle streams
 
---servers picks the forms (default relay,cq1,cq2,cq1spin,cq2spin,broker).
+--servers picks the forms (default relay,cq1,cq2,cq1spin,cq2spin,broker;
+also broker-cq and broker-cb, the broker with --grpc-transport cq and
+callback).
 With perf (run as root) each run also counts the server's context switches
 and CPU migrations per message (perf stat); --sched records the scheduler
 (perf sched record, system-wide) and reports the server threads' switches
@@ -49,6 +51,12 @@ def server_forms(build, spin):
         "cq2spin": [cq, "--cqs", "2", "--spin-us", str(spin)],
         "broker": [os.path.join(build, "tinybroker"), "--metrics-listen",
                    "off"],
+        # The broker on each Session transport ([grpc] transport, issue 31
+        # point 2), the same binary.
+        "broker-cq": [os.path.join(build, "tinybroker"), "--metrics-listen",
+                      "off", "--grpc-transport", "cq"],
+        "broker-cb": [os.path.join(build, "tinybroker"), "--metrics-listen",
+                      "off", "--grpc-transport", "callback"],
     }
 
 

@@ -77,6 +77,19 @@ std::vector<std::string> metrics_off_unless_set(std::vector<std::string> args) {
   return args;
 }
 
+// Returns `args` plus `--grpc-transport T` when the environment variable
+// TINYBROKER_TEST_GRPC_TRANSPORT is T and `args` choose none: ctest reruns
+// a subset of the end-to-end tests so on the transport that is not the
+// default (tests/CMakeLists.txt, "other transport").
+std::vector<std::string>
+test_transport_unless_set(std::vector<std::string> args) {
+  const char* transport = std::getenv("TINYBROKER_TEST_GRPC_TRANSPORT");
+  if (transport != nullptr && *transport != '\0' &&
+      std::find(args.begin(), args.end(), "--grpc-transport") == args.end())
+    args.insert(args.end(), {"--grpc-transport", transport});
+  return args;
+}
+
 // Arguments that make the broker listen on a free loopback port.
 std::vector<std::string> free_port_args(std::vector<std::string> extra) {
   std::vector<std::string> args{"--listen", "127.0.0.1:0"};
@@ -228,14 +241,18 @@ broker_process::broker_process(std::vector<std::string> extra_args)
 
 broker_process::broker_process(std::vector<std::string> extra_args,
                                const std::string& binary)
-    : child_process(binary, free_port_args(std::move(extra_args))) {
+    : child_process(binary, free_port_args(binary == TINYBROKER_BINARY
+                                               ? test_transport_unless_set(
+                                                     std::move(extra_args))
+                                               : std::move(extra_args))) {
   // nop
 }
 
 broker_process::broker_process(std::vector<std::string> extra_args,
                                default_listen_t)
     : child_process(TINYBROKER_BINARY,
-                    metrics_off_unless_set(std::move(extra_args))) {
+                    metrics_off_unless_set(
+                        test_transport_unless_set(std::move(extra_args)))) {
   // nop
 }
 

@@ -1,0 +1,132 @@
+#include "net/session_cq.hpp"
+
+#include <string>
+#include <utility>
+
+#include "net/broker_service.hpp"
+#include "net/session_bridge.hpp"
+#include "net/session_open.hpp"
+#include "net/session_reactor.hpp"
+#include "net/status.hpp"
+#include "net/tsan.hpp"
+
+namespace tb {
+
+cq_session::cq_session(broker_service& service, cq_session_source& source,
+                       grpc::ServerCompletionQueue* cq)
+    : service_(service), source_(source), cq_(cq) {
+  // nop
+}
+
+cq_session::~cq_session() = default;
+
+void cq_session::event::proceed(bool ok) {
+  tsan_acquire(owner_); // after the call that started the operation
+  (owner_->*handler_)(ok);
+}
+
+void cq_session::listen(broker_service& service, cq_session_source& source,
+                        grpc::ServerCompletionQueue* cq) {
+  auto* session = new cq_session(service, source, cq);
+  // The done notification comes only for a call that arrived (on_request
+  // with ok), and then always, last or not.
+  session->context_.AsyncNotifyWhenDone(&session->done_ev_);
+  session->pending_ = 1;
+  source.request_session(&session->context_, &session->stream_, cq,
+                         &session->request_ev_);
+}
+
+void cq_session::on_request(bool ok) {
+  if (!ok) { // the server stops: this stream never started
+    op_done();
+    return;
+  }
+  ++pending_;                     // the done notification is due now
+  listen(service_, source_, cq_); // the next client's stream
+  auth_outcome who;
+  std::string client_name;
+  if (auto err = service_.admit_session(context_, who, client_name)) {
+    finish(to_grpc_status(err));
+  } else {
+    auto parts = service_.stream_parts();
+    registry_ = parts.registry;
+    bridge_ =
+        make_session_bridge(this, context_.peer(), who, std::move(client_name));
+    if (auto refusal = open_session(parts, bridge_, who.grant))
+      finish(to_grpc_status(refusal));
+  }
+  op_done(); // the request
+}
+
+void cq_session::start_read(grpc::ByteBuffer* bytes) {
+  ++pending_;
+  tsan_release(this); // see net/tsan.hpp; acquired in proceed()
+  stream_.Read(bytes, &read_ev_);
+}
+
+void cq_session::start_write(const grpc::ByteBuffer* bytes,
+                             grpc::WriteOptions options) {
+  ++pending_;
+  tsan_release(this);
+  stream_.Write(*bytes, options, &write_ev_);
+}
+
+void cq_session::finish(const grpc::Status& status) {
+  ++pending_;
+  tsan_release(this);
+  stream_.Finish(status, &finish_ev_);
+}
+
+void cq_session::on_read(bool ok) {
+  if (!ok && !call_done_) {
+    // The client half-closed, or cancelled (or the connection broke). gRPC
+    // fails the read before it reports the cancel, both in the same round
+    // of its work, so the cancel's done notification is already queued
+    // behind this event: go round once more before telling the bridge,
+    // as the callback form tells it (session_reactor::OnReadDone).
+    ++pending_;
+    read_end_alarm_.Set(cq_, gpr_now(GPR_CLOCK_MONOTONIC), &read_end_ev_);
+  } else {
+    bridge_->on_read_done(ok, !ok && context_.IsCancelled());
+  }
+  op_done(); // the read
+}
+
+void cq_session::on_read_end(bool) {
+  // IsCancelled is valid once the done notification came (gRPC's rule for
+  // the asynchronous API); before, the client half-closed.
+  bridge_->on_read_done(false, call_done_ && context_.IsCancelled());
+  op_done(); // the alarm
+}
+
+void cq_session::on_write(bool ok) {
+  bridge_->on_write_done(ok);
+  op_done();
+}
+
+void cq_session::on_finish(bool) {
+  op_done();
+}
+
+void cq_session::on_call_done(bool) {
+  call_done_ = true;
+  op_done();
+}
+
+void cq_session::op_done() {
+  if (pending_.fetch_sub(1) != 1)
+    return;
+  if (bridge_ != nullptr && !detached_) {
+    // Nothing is pending and the call is done. Detaching the bridge takes
+    // its lock, so an operation started before it (a late write of the
+    // session actor) is counted by now; after it, none starts.
+    detached_ = true;
+    bridge_->on_done();
+    registry_->remove(bridge_);
+    if (pending_.load() != 0)
+      return; // its completion comes back here
+  }
+  delete this;
+}
+
+} // namespace tb

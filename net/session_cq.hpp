@@ -1,0 +1,137 @@
+// One Session stream on gRPC's asynchronous completion-queue API: the form
+// of net/session_reactor.hpp for `[grpc] transport = "cq"`, where the
+// broker's own polling thread (net/cq_server.hpp) takes every event of the
+// stream and runs the session actors it makes runnable (caller_runs), with
+// no hand-off between gRPC's threads (docs/performance.md, "The
+// completion-queue transport").
+
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include <grpcpp/alarm.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/support/async_stream.h>
+
+#include "net/session_stream.hpp"
+
+namespace tb {
+
+class broker_service;
+class session_bridge;
+class session_registry;
+
+/// What the broker's completion queue hands back: every tag is one of
+/// these, and the polling thread calls `proceed` with gRPC's `ok`.
+class cq_event {
+public:
+  /// Handles the event on the polling thread.
+  virtual void proceed(bool ok) = 0;
+
+protected:
+  ~cq_event() = default;
+};
+
+/// Asks gRPC for one Session stream on a completion queue (raw bytes both
+/// ways, as the callback form). Implemented by net/cq_server.cpp's service.
+class cq_session_source {
+public:
+  /// The stream type: raw bytes, parsed and serialized by the bridge.
+  using raw_stream =
+      grpc::ServerAsyncReaderWriter<grpc::ByteBuffer, grpc::ByteBuffer>;
+
+  virtual ~cq_session_source() = default;
+
+  /// Requests the next Session call into `ctx` and `stream`; `tag` comes
+  /// back on `cq` when it arrives (ok) or the server stops (not ok).
+  virtual void request_session(grpc::ServerContext* ctx, raw_stream* stream,
+                               grpc::ServerCompletionQueue* cq, void* tag) = 0;
+};
+
+/// One Session stream on a completion queue, from the request of the call
+/// to its end. It admits the stream as the callback path does
+/// (`broker_service::admit_session`: shutdown, auth, client name; then the
+/// registry's `max_sessions`), opens it with the same bridge
+/// (net/session_open.hpp) and forwards each completion to the bridge. It
+/// counts its pending operations, the notification that the call is done
+/// among them; when none is left it detaches the bridge (`on_done`, as the
+/// reactor's OnDone), unregisters it and deletes itself. Reads, writes and
+/// the finish are started under the bridge's lock from any thread; every
+/// completion runs on the queue's polling thread.
+class cq_session final : public session_stream {
+public:
+  /// Waits for the next Session stream of `source` on `cq`, to be served
+  /// by `service`. The polling thread of `cq` takes it from there.
+  static void listen(broker_service& service, cq_session_source& source,
+                     grpc::ServerCompletionQueue* cq);
+
+  cq_session(const cq_session&) = delete;
+  cq_session& operator=(const cq_session&) = delete;
+
+  // -- session_stream (under the bridge's lock, any thread) ------------------
+
+  void start_read(grpc::ByteBuffer* bytes) override;
+
+  void start_write(const grpc::ByteBuffer* bytes,
+                   grpc::WriteOptions options) override;
+
+  void finish(const grpc::Status& status) override;
+
+private:
+  // One kind of completion of this stream.
+  class event final : public cq_event {
+  public:
+    event(cq_session* owner, void (cq_session::*handler)(bool))
+        : owner_(owner), handler_(handler) {
+      // nop
+    }
+
+    void proceed(bool ok) override;
+
+  private:
+    cq_session* owner_;
+    void (cq_session::*handler_)(bool);
+  };
+
+  cq_session(broker_service& service, cq_session_source& source,
+             grpc::ServerCompletionQueue* cq);
+
+  ~cq_session() override;
+
+  void on_request(bool ok);
+  void on_read(bool ok);
+  void on_read_end(bool ok);
+  void on_write(bool ok);
+  void on_finish(bool ok);
+  void on_call_done(bool ok);
+  // One operation less; detaches and deletes once none is left.
+  void op_done();
+
+  broker_service& service_;
+  cq_session_source& source_;
+  grpc::ServerCompletionQueue* cq_;
+  grpc::ServerContext context_;
+  cq_session_source::raw_stream stream_{&context_};
+  event request_ev_{this, &cq_session::on_request};
+  event read_ev_{this, &cq_session::on_read};
+  event read_end_ev_{this, &cq_session::on_read_end};
+  event write_ev_{this, &cq_session::on_write};
+  event finish_ev_{this, &cq_session::on_finish};
+  event done_ev_{this, &cq_session::on_call_done};
+  // Puts a failed read back behind the events already queued (see
+  // on_read), so that a cancel is known when the bridge hears of the end.
+  grpc::Alarm read_end_alarm_;
+  std::shared_ptr<session_bridge> bridge_;
+  // Where bridge_ is registered (set with it).
+  session_registry* registry_ = nullptr;
+  // Operations started and not yet completed (the request, the done
+  // notification, reads, writes, the finish, the alarm). Started on any
+  // thread, completed on the polling thread.
+  std::atomic<int> pending_{0};
+  // Polling thread only:
+  bool call_done_ = false; // the done notification came
+  bool detached_ = false;  // the bridge heard on_done
+};
+
+} // namespace tb
