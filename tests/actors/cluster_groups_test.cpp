@@ -385,5 +385,87 @@ TEST_F(ClusterGroups, ListGroupsShowsEveryGroupOfTheClusterOnceWithItsOwner) {
   EXPECT_EQ(listed[1].owner_node, "n2");
 }
 
+TEST_F(ClusterGroups, AMemberNodesDeathRequeuesItsDeliveriesAtOnce) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto name = name_owned_by("n2", {"n1", "n2", "n3"});
+  auto a = spawn_session(); // a member on n1
+  auto b = session_on(n3);  // a member on n3
+  join(a, 1, name, "t.>", 1);
+  join(b, 1, name, "t.>", 1);
+  auto pub = session_on(n2);
+  publish(pub, "t.x", 1);
+  auto& holder = a.sink->payloads().empty() ? b : a;
+  auto& other = a.sink->payloads().empty() ? a : b;
+  ASSERT_EQ(holder.sink->payloads(), (strings{"m0"}));
+  // The holder's session ends (its node died): the group's monitor of the
+  // member's session gives the requeue, no ack_wait timeout needed.
+  self->send_exit(holder.hdl, caf::exit_reason::remote_link_unreachable);
+  run();
+  EXPECT_EQ(other.sink->payloads(), (strings{"m0"}));
+}
+
+TEST_F(ClusterGroups, ConfigGroupsMoveToTheirNextOwnerWhenTheOwnerDies) {
+  // A config group owned by n2 over {n1, n2, n3}, and by n3 over {n1, n3}.
+  std::string name;
+  for (int k = 0; k < 1000 && name.empty(); ++k) {
+    auto candidate = "c" + std::to_string(k);
+    if (tb::hrw_beats("n2", "n1", candidate) &&
+        tb::hrw_beats("n2", "n3", candidate) &&
+        tb::hrw_beats("n3", "n1", candidate))
+      name = candidate;
+  }
+  ASSERT_FALSE(name.empty());
+  std::vector<std::pair<std::string, tb::group_settings>> config{
+      {name, group_settings("jobs.>")}};
+  auto n2 = spawn_node("n2", config);
+  auto n3 = spawn_node("n3", config);
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  // After the first sync every node creates its config groups: found or
+  // created on their HRW owner.
+  for (auto node : {n2, n3})
+    query<tb::group_info>(node, tb::create_atom_v, name,
+                          group_settings("jobs.>"));
+  ASSERT_EQ(owner_at(router, name), "n2");
+  ASSERT_EQ(owner_at(n3, name), "n2");
+  peer_down(router, "n2");
+  peer_down(n3, "n2");
+  // n3 is the next owner: it created the group again and told n1.
+  EXPECT_EQ(owner_at(n3, name), "n3");
+  EXPECT_EQ(owner_at(router, name), "n3");
+  EXPECT_EQ(group_at(router, name), group_at(n3, name));
+  EXPECT_EQ(state_of(router).groups_lost, 1u);
+}
+
+TEST_F(ClusterGroups, TwoOwnersOfOneNameResolveToTheHigherHrwRank) {
+  auto n2 = spawn_node("n2");
+  // Two nodes that meet late each created "jobs" alone.
+  auto a = spawn_session();
+  join(a, 1, "jobs", "t.>");
+  auto b = session_on(n2);
+  join(b, 1, "jobs", "t.>");
+  auto mine = group_at(router, "jobs");
+  auto theirs = group_at(n2, "jobs");
+  ASSERT_TRUE(mine && theirs && mine != theirs);
+  auto winner =
+      tb::hrw_beats("n1", "n2", "jobs") ? std::string{"n1"} : std::string{"n2"};
+  auto loser = winner == "n1" ? theirs : mine;
+  auto kept = winner == "n1" ? mine : theirs;
+  connect("n1", router, "n2", n2);
+  EXPECT_EQ(owner_at(router, "jobs"), winner);
+  EXPECT_EQ(owner_at(n2, "jobs"), winner);
+  EXPECT_EQ(group_at(router, "jobs"), kept);
+  EXPECT_EQ(group_at(n2, "jobs"), kept);
+  EXPECT_TRUE(terminated(loser));
+  EXPECT_FALSE(terminated(kept));
+  EXPECT_GE(state_of(router).group_conflicts, 1u);
+  EXPECT_GE(state_of(n2).group_conflicts, 1u);
+}
+
 } // namespace
 } // namespace tb::test
