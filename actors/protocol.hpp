@@ -308,8 +308,11 @@ struct router_view {
   router_stats router;
   /// The topic shards, each asked for its matching topics.
   std::vector<topic_shard_actor> shards;
-  /// Every group.
+  /// Every group (in a cluster: every group of the cluster, once).
   std::vector<group_actor> groups;
+  /// The node owning each of `groups`, in the same order (empty names on a
+  /// node alone).
+  std::vector<std::string> group_owners;
   /// The registered extension actors that are alive.
   std::vector<observable_actor> extensions;
   /// The counters of every session that ended, added up.
@@ -320,8 +323,34 @@ struct router_view {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_view& x) {
   return f(caf::meta::type_name("router_view"), x.router, x.shards, x.groups,
-           x.extensions, x.ended_sessions);
+           x.extensions, x.ended_sessions, x.group_owners);
 }
+
+/// A group as the cluster's directory knows it (docs/cluster.md, "Groups
+/// across nodes"): what its owner node tells every peer router, which
+/// enters it in its trie and routes like a local group.
+struct group_entry {
+  /// The group's name.
+  std::string name;
+  /// Its settings, defaults filled in.
+  group_settings settings;
+  /// The node that owns it: the only one running its actor.
+  std::string owner;
+  /// The owner node's epoch (its router's start, Unix milliseconds).
+  uint64_t epoch = 0;
+  /// The group actor, on the owner node.
+  group_actor handle;
+};
+
+/// @relates group_entry
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_entry& x) {
+  return f(caf::meta::type_name("group_entry"), x.name, x.settings, x.owner,
+           x.epoch, x.handle);
+}
+
+/// Directory entries in one message (a router's owned groups on peer_up).
+using group_entry_list = std::vector<group_entry>;
 
 /// The router: owns the pattern trie and the directory of topic actors.
 using router_actor = caf::typed_actor<
@@ -349,7 +378,14 @@ using router_actor = caf::typed_actor<
     caf::replies_to<isync_atom, interest_sync>::with<caf::ok_atom>,
     caf::replies_to<interest_atom, bool,
                     std::vector<std::string>>::with<caf::ok_atom>,
-    caf::replies_to<peers_atom>::with<peer_stats_list>>;
+    caf::replies_to<peers_atom>::with<peer_stats_list>,
+    // Groups across nodes: what a peer's router sends this one.
+    caf::replies_to<gcreate_atom, std::string, group_settings,
+                    bool>::with<group_entry>,
+    caf::replies_to<gadd_atom, group_entry>::with<caf::ok_atom>,
+    caf::replies_to<gdel_atom, std::string>::with<caf::ok_atom>,
+    caf::replies_to<gsync_atom, group_entry_list>::with<caf::ok_atom>,
+    caf::replies_to<stats_atom, cluster_atom>::with<directory_stats>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
 /// peers, watches them and tells the router who is up.
@@ -411,6 +447,10 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::interest_sync))
 CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats_list))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
+// groups across nodes (actors/router/router_directory.cpp)
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
+CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 
