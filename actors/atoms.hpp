@@ -152,3 +152,18 @@ CAF_ADD_ATOM(tinybroker, tb, drop_link_atom, "drop_link")
 CAF_ADD_ATOM(tinybroker, tb, remote_atom, "remote")
 /// Anyone -> router: the counters of every peer.
 CAF_ADD_ATOM(tinybroker, tb, peers_atom, "peers")
+
+// -- groups across nodes (actors/router/router_directory.cpp) -----------------
+
+/// Router -> the owner node's router: create this group here (its HRW
+/// owner), or answer the one the directory holds; answered with the entry
+/// once every live peer applied it.
+CAF_ADD_ATOM(tinybroker, tb, gcreate_atom, "gcreate")
+/// Owner router -> peer router: a group it owns (a directory entry); enter
+/// it in the trie and the routes like a local group.
+CAF_ADD_ATOM(tinybroker, tb, gadd_atom, "gadd")
+/// Owner router -> peer router: the group it owned by this name is gone.
+CAF_ADD_ATOM(tinybroker, tb, gdel_atom, "gdel")
+/// Router -> peer router: every group it owns (on peer_up, part of the
+/// first sync).
+CAF_ADD_ATOM(tinybroker, tb, gsync_atom, "gsync")

@@ -242,13 +242,16 @@ struct group_info {
   std::vector<member_stats> members;
   /// Messages waiting in the group actor's mailbox.
   uint64_t mailbox = 0;
+  /// The node that owns the group (cluster; the router fills it in, empty
+  /// on a node alone).
+  std::string owner_node;
 };
 
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
   return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
-           x.members, x.mailbox);
+           x.members, x.mailbox, x.owner_node);
 }
 
 } // namespace tb

@@ -324,6 +324,32 @@ typename Inspector::result_type inspect(Inspector& f, router_view& x) {
            x.extensions, x.ended_sessions);
 }
 
+/// A group as the cluster's directory knows it (docs/cluster.md, "Groups
+/// across nodes"): what its owner node tells every peer router, which
+/// enters it in its trie and routes like a local group.
+struct group_entry {
+  /// The group's name.
+  std::string name;
+  /// Its settings, defaults filled in.
+  group_settings settings;
+  /// The node that owns it: the only one running its actor.
+  std::string owner;
+  /// The owner node's epoch (its router's start, Unix milliseconds).
+  uint64_t epoch = 0;
+  /// The group actor, on the owner node.
+  group_actor handle;
+};
+
+/// @relates group_entry
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, group_entry& x) {
+  return f(caf::meta::type_name("group_entry"), x.name, x.settings, x.owner,
+           x.epoch, x.handle);
+}
+
+/// Directory entries in one message (a router's owned groups on peer_up).
+using group_entry_list = std::vector<group_entry>;
+
 /// The router: owns the pattern trie and the directory of topic actors.
 using router_actor = caf::typed_actor<
     caf::replies_to<resolve_atom, std::vector<std::string>,
@@ -350,7 +376,13 @@ using router_actor = caf::typed_actor<
     caf::replies_to<isync_atom, interest_sync>::with<caf::ok_atom>,
     caf::replies_to<interest_atom, bool,
                     std::vector<std::string>>::with<caf::ok_atom>,
-    caf::replies_to<peers_atom>::with<peer_stats_list>>;
+    caf::replies_to<peers_atom>::with<peer_stats_list>,
+    // Groups across nodes: what a peer's router sends this one.
+    caf::replies_to<gcreate_atom, std::string, group_settings,
+                    bool>::with<group_entry>,
+    caf::replies_to<gadd_atom, group_entry>::with<caf::ok_atom>,
+    caf::replies_to<gdel_atom, std::string>::with<caf::ok_atom>,
+    caf::replies_to<gsync_atom, group_entry_list>::with<caf::ok_atom>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
 /// peers, watches them and tells the router who is up.
@@ -412,6 +444,9 @@ CAF_ADD_TYPE_ID(tinybroker, (tb::interest_sync))
 CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats))
 CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats_list))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
+// groups across nodes (actors/router/router_directory.cpp)
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -79,16 +79,29 @@ error_info broker_server::start() {
   // Fan-out across nodes: the links' window and buffer ([cluster]).
   settings.links.window_batches = cfg_.cluster.link_window_batches;
   settings.links.buffer_bytes = cfg_.cluster.link_buffer_bytes;
+  // Groups across nodes: the owner named in directory entries, and the
+  // config groups a router re-creates when it becomes their owner.
+  settings.node_name = cfg_.cluster.node_name;
+  if (cfg_.cluster.enabled())
+    settings.config_groups.assign(cfg_.groups.begin(), cfg_.groups.end());
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
-  if (auto err = create_declared_groups()) {
-    release();
-    return err;
-  }
+  // In a cluster, config groups are created after the first sync: each on
+  // its HRW owner over the live nodes, or found where it already lives.
+  if (!cfg_.cluster.enabled())
+    if (auto err = create_declared_groups()) {
+      release();
+      return err;
+    }
   if (auto err = start_node()) {
     release();
     return err;
   }
+  if (cfg_.cluster.enabled())
+    if (auto err = create_declared_groups()) {
+      release();
+      return err;
+    }
   auto pool = std::max<std::size_t>(2, cfg_.worker_threads);
   for (std::size_t i = 0; i < pool; ++i)
     publishers_.push_back(system_->spawn(session_actor_impl, ctx,
@@ -262,6 +275,14 @@ error_info broker_server::create_declared_groups() {
         .receive([](const group_info&) {},
                  [&](caf::error& err) {
                    auto info = to_error_info(err);
+                   if (info.code == ec::node_unavailable) {
+                     // Its owner died meanwhile: the next owner's router
+                     // creates it (router_directory.cpp).
+                     log::warn("config group not created here: its owner "
+                               "node is gone",
+                               {{"group", name}, {"error", info.text}});
+                     return;
+                   }
                    result =
                        make_error_info(info.code, "config group \"" + name +
                                                       "\": " + info.text);

@@ -1,9 +1,13 @@
 #include "actors/router/router_actor.hpp"
 
+#include <chrono>
+
 #include <memory>
 #include <vector>
 
+#include "actors/router/router_directory.hpp"
 #include "actors/session/session_actor.hpp"
+#include "log/log.hpp"
 #include "routing/pattern.hpp"
 #include "tinybroker.pb.h"
 
@@ -210,6 +214,15 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   st.session_ctx = session_ctx;
   st.links = settings.links;
   st.interest_chunk = std::max<std::size_t>(settings.interest_chunk, 1);
+  // Groups across nodes: this node's name and epoch in directory entries.
+  st.node_name = settings.node_name;
+  st.node_epoch = settings.node_epoch;
+  if (st.node_epoch == 0)
+    st.node_epoch = static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+  st.config_groups = settings.config_groups;
   st.group_ctx.message_ids = session_ctx.ids;
   st.group_ctx.delivery_ids = settings.delivery_ids;
   st.group_ctx.max_in_flight_limit = static_cast<uint32_t>(std::min<size_t>(
@@ -247,9 +260,17 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
-    if (st.group_names.count(msg.source) != 0)
+    if (auto g = st.group_names.find(msg.source); g != st.group_names.end()) {
+      // A remote group's proxy dies with its node's connection.
+      auto entry = st.groups.find(g->second);
+      if (entry != st.groups.end() && !entry->second.owner.empty() &&
+          msg.reason == caf::exit_reason::remote_link_unreachable) {
+        log::warn("group lost with its owner node: what it held is lost",
+                  {{"group", g->second}, {"node", entry->second.owner}});
+        ++st.groups_lost;
+      }
       forget_group(self, msg.source);
-    else if (st.peers.count(msg.source) != 0)
+    } else if (st.peers.count(msg.source) != 0)
       drop_peer(self, msg.source); // its node is gone
     else if (st.extensions.erase(msg.source) != 0)
       return;
@@ -311,6 +332,21 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         return take_interest_change(self, add, patterns);
       },
       [self](peers_atom) { return describe_peers(self); },
+      [self](gcreate_atom, std::string& name, group_settings& settings,
+             bool any_settings) {
+        return take_group_create(self, std::move(name), std::move(settings),
+                                 any_settings);
+      },
+      [self](gadd_atom, group_entry& entry) {
+        return take_group_add(self, entry);
+      },
+      [self](gdel_atom, const std::string& name) {
+        take_group_del(self, name);
+        return caf::ok_atom_v;
+      },
+      [self](gsync_atom, group_entry_list& entries) {
+        return take_group_sync(self, entries);
+      },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;

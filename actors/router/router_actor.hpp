@@ -61,8 +61,11 @@ struct router_peer {
   std::unordered_map<std::string, uint64_t> interest;
   /// True once the peer's full interest is applied here.
   bool synced = false;
-  /// True once this node sent the peer its full interest.
+  /// True once this node sent the peer its full interest (and its groups).
   bool sync_sent = false;
+  /// True once the peer's owned groups are applied here (groups across
+  /// nodes): `peer_up` is answered when this and `synced` hold.
+  bool groups_synced = false;
   /// The answers to `peer_up` (one per request), while the peer's interest
   /// is still coming.
   std::vector<caf::typed_response_promise<caf::ok_atom>> ready;
@@ -73,6 +76,15 @@ struct router_peer {
   uint64_t next_wait = 1;
 };
 
+/// A request to a peer node's actor, waiting for its answer; `fail` is
+/// called with node_unavailable if the node goes down first.
+struct pending_request {
+  /// What the request is about, for the error ("group \"g\"").
+  std::string what;
+  /// Answers the request with an error.
+  std::function<void(const caf::error&)> fail;
+};
+
 /// A consumer group as the router knows it.
 struct router_group {
   /// The group actor.
@@ -81,6 +93,13 @@ struct router_group {
   group_settings settings;
   /// Its key in the pattern trie.
   uint64_t key = 0;
+  /// The node that owns it (groups across nodes); empty: this node.
+  std::string owner;
+  /// The owner node's epoch (remote groups only).
+  uint64_t epoch = 0;
+  /// The owner node's router (remote groups only): its loss drops the
+  /// group, and requests to the group are pending on it.
+  caf::actor_addr owner_router;
 };
 
 /// What the router is started with.
@@ -105,6 +124,14 @@ struct router_settings {
   link_settings links;
   /// The most patterns in one chunk of the interest sync with a peer.
   std::size_t interest_chunk = 1024;
+  /// This node's name in a cluster (`[cluster] name`); empty on a node
+  /// alone. Groups across nodes: the owner named in directory entries.
+  std::string node_name;
+  /// This node's epoch, Unix milliseconds; 0: the router's start.
+  uint64_t node_epoch = 0;
+  /// The config groups (`[[groups]]`): after an owner's death, the router
+  /// creates those whose HRW owner it now is and that nobody holds.
+  std::vector<std::pair<std::string, group_settings>> config_groups;
 };
 
 /// State of the router actor.
@@ -166,6 +193,25 @@ struct router_state {
   uint64_t sync_chunks_received = 0;
   /// Interest changes (RS+/RS-) received from peers.
   uint64_t interest_changes_received = 0;
+  // -- groups across nodes (actors/router/router_directory.cpp) --------------
+  /// This node's name; empty on a node alone.
+  std::string node_name;
+  /// This node's epoch, Unix milliseconds.
+  uint64_t node_epoch = 0;
+  /// Requests to a peer node's actors (its router, its groups) that CAF
+  /// 0.17 would never complete if the node died, by that node's router:
+  /// each is failed with node_unavailable when the node goes down.
+  std::unordered_map<caf::actor_addr,
+                     std::unordered_map<uint64_t, pending_request>>
+      pending;
+  /// The number of the next pending request.
+  uint64_t next_pending = 1;
+  /// Groups dropped because their owner node went down.
+  uint64_t groups_lost = 0;
+  /// Two owners of one name resolved (the lower HRW rank's group dropped).
+  uint64_t group_conflicts = 0;
+  /// The config groups, re-created here when this node becomes their owner.
+  std::vector<std::pair<std::string, group_settings>> config_groups;
 };
 
 /// The router's handle type with its state.
@@ -284,7 +330,20 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr);
 /// Answers the counters of every peer.
 caf::result<peer_stats_list> describe_peers(router_pointer self);
 
-/// Forgets a group that stopped or died: out of the trie and every topic.
+/// Forgets a group that stopped or died: out of the trie and every topic
+/// (a group this node owns: every peer is told).
 void forget_group(router_pointer self, const caf::actor_addr& addr);
+
+/// Returns the peer entry of the router that sent the current message,
+/// making one (and monitoring that router) on first sight.
+std::pair<caf::actor_addr, router_peer*> peer_of_sender(router_pointer self);
+
+/// Calls and forgets the wait `id` on the peer `addr`, if both still exist.
+void peer_applied(router_pointer self, const caf::actor_addr& addr,
+                  uint64_t id);
+
+/// Answers the peer's pending `peer_up` requests once both its interest
+/// and its groups are applied here.
+void peer_maybe_ready(router_peer& peer);
 
 } // namespace tb

@@ -7,6 +7,7 @@
 
 #include "actors/policies/policy_registry.hpp"
 #include "actors/router/router_actor.hpp"
+#include "actors/router/router_directory.hpp"
 #include "config/group_checks.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
@@ -57,14 +58,20 @@ void log_group(const char* what, const std::string& name,
                      {key, std::get<uint64_t>(value)}});
 }
 
-// Spawns a group, enters it in the trie and in every matching topic, and
-// calls `ready(group)` once every publisher caching those topics knows it
-// (at once when no topic matches). `origin` says who asked, for the log:
-// `request` (the config or CreateGroup) or `auto` (a first member).
-template <class Ready>
-group_actor spawn_group(router_pointer self, const std::string& name,
-                        const group_settings& settings, const char* origin,
-                        Ready ready) {
+} // namespace
+
+error_info check_new_group(const router_state& st, const std::string& name,
+                           const group_settings& settings) {
+  auto err = check_group(name, settings, st.names);
+  if (!err)
+    if ((err = check_group_count(st)))
+      err.text = "group \"" + name + "\": " + err.text;
+  return err;
+}
+
+void spawn_owned_group(router_pointer self, const std::string& name,
+                       const group_settings& settings, const char* origin,
+                       std::function<void(group_actor)> ready) {
   auto& st = self->state;
   log_group("group created", name, settings, "origin", origin);
   // Linked: a group stops with the router.
@@ -73,16 +80,69 @@ group_actor spawn_group(router_pointer self, const std::string& name,
   self->monitor(group);
   st.linked_children.insert(group.address());
   auto key = st.next_key++;
-  st.groups.emplace(name, router_group{group, settings, key});
+  auto& entry =
+      st.groups
+          .insert_or_assign(name, router_group{group, settings, key, {}, 0, {}})
+          .first->second;
   st.group_names.emplace(group.address(), name);
   st.patterns.insert(settings.pattern, key);
   st.subscriptions.emplace(
       key, router_subscription{settings.pattern, {}, group, {}});
-  request_shards(
-      self, settings.pattern, [ready, group]() mutable { ready(group); },
-      add_group_atom_v, group,
-      static_cast<uint64_t>(settings.dedup_window.count()));
-  return group;
+  // Ready once every local publisher caching a matching topic and every
+  // live peer has it: "create on n2, then publish on n1" never misses.
+  auto remaining = std::make_shared<std::size_t>(2); // shards + all told
+  std::function<void()> count_down = [ready = std::move(ready), group,
+                                      remaining] {
+    if (--*remaining == 0 && ready)
+      ready(group);
+  };
+  *remaining +=
+      tell_peers(self, count_down, gadd_atom_v, entry_of(st, name, entry));
+  request_shards(self, settings.pattern, count_down, add_group_atom_v, group,
+                 static_cast<uint64_t>(settings.dedup_window.count()));
+  count_down();
+}
+
+namespace {
+
+// Returns the router of the peer node `node` (null if unknown or this node).
+caf::actor_addr router_groups_node_router(const router_state& st,
+                                          const std::string& node) {
+  auto i = st.peer_names.find(node);
+  return i != st.peer_names.end() ? i->second : caf::actor_addr{};
+}
+
+// Asks the router of `owner`, the HRW owner of a new group, to create it
+// (`any_settings`: a join, whose pattern only must match); enters the
+// answer in the directory and calls `on_entry(entry)` (or `on_error`).
+void forward_create(router_pointer self, const std::string& owner,
+                    const std::string& name, const group_settings& settings,
+                    bool any_settings,
+                    std::function<void(const group_entry&)> on_entry,
+                    std::function<void(const caf::error&)> on_error) {
+  auto& st = self->state;
+  auto addr = router_groups_node_router(st, owner);
+  auto peer = st.peers.find(addr);
+  if (peer == st.peers.end() || !peer->second.router) {
+    on_error(make_caf_error(ec::node_unavailable, "the node " + owner +
+                                                      " that owns group \"" +
+                                                      name + "\" is gone"));
+    return;
+  }
+  ask_node<group_entry>(
+      self, addr, "group \"" + name + "\"", peer->second.router,
+      [self, on_entry](group_entry& entry) {
+        // The owner answers once this node applied its gadd; the entry is
+        // entered here anyway (idempotent) in case a race reordered them.
+        auto from = router_groups_node_router(self->state, entry.owner);
+        if (!from || entry.owner == self->state.node_name) {
+          on_entry(entry);
+          return;
+        }
+        enter_remote_group(self, from, entry,
+                           [on_entry, entry] { on_entry(entry); });
+      },
+      on_error, gcreate_atom_v, name, settings, any_settings);
 }
 
 } // namespace
@@ -92,19 +152,43 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
   auto& st = self->state;
   if (auto err = check_group(name, settings, st.names))
     return make_caf_error(err.code, err.text);
-  if (auto i = st.groups.find(name); i != st.groups.end()) {
-    if (i->second.settings == settings)
-      return self->delegate(i->second.handle, stats_atom_v);
+  auto i = st.groups.find(name);
+  if (i != st.groups.end() && !(i->second.settings == settings))
     return make_caf_error(ec::group_pattern_conflict,
                           "group \"" + name + "\" exists with pattern \"" +
                               i->second.settings.pattern +
                               "\" and other settings");
-  }
-  if (auto err = check_group_count(st))
-    return make_caf_error(err.code, "group \"" + name + "\": " + err.text);
+  auto owner = hrw_owner(st, name);
+  if (i == st.groups.end() && owner == st.node_name)
+    if (auto err = check_group_count(st))
+      return make_caf_error(err.code, "group \"" + name + "\": " + err.text);
   auto promise = self->make_response_promise<group_info>();
-  auto info = group_info{name, settings, {}, {}, 0};
-  spawn_group(
+  auto fail = [promise](const caf::error& err) mutable {
+    promise.deliver(err);
+  };
+  if (i != st.groups.end()) {
+    auto& entry = i->second;
+    ask_node<group_info>(
+        self, entry.owner_router, "group \"" + name + "\"", entry.handle,
+        [promise, owner = owner_of(st, entry)](group_info& info) mutable {
+          info.owner_node = owner;
+          promise.deliver(info);
+        },
+        fail, stats_atom_v);
+    return promise;
+  }
+  if (owner != st.node_name) {
+    forward_create(
+        self, owner, name, settings, false,
+        [promise](const group_entry& entry) mutable {
+          promise.deliver(
+              group_info{entry.name, entry.settings, {}, {}, 0, entry.owner});
+        },
+        fail);
+    return promise;
+  }
+  auto info = group_info{name, settings, {}, {}, 0, st.node_name};
+  spawn_owned_group(
       self, name, settings, "request",
       [promise, info](const group_actor&) mutable { promise.deliver(info); });
   return promise;
@@ -115,11 +199,19 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
                                     member_spec spec) {
   auto& st = self->state;
   auto promise = self->make_response_promise<group_actor>();
-  auto join = [self, promise, session, spec](group_actor group) mutable {
-    self->request(group, caf::infinite, join_atom_v, session, spec)
-        .then(
-            [promise, group](caf::ok_atom) mutable { promise.deliver(group); },
-            [promise](caf::error& err) mutable { promise.deliver(err); });
+  auto fail = [promise](const caf::error& err) mutable {
+    promise.deliver(err);
+  };
+  // Joins the group actor itself, across nodes too: the group monitors the
+  // member's session (a proxy on another node), so a member node's death
+  // is a down message there.
+  auto join = [self, promise, session, spec, name,
+               fail](const group_actor& group,
+                     const caf::actor_addr& owner_router) mutable {
+    ask_node<caf::ok_atom>(
+        self, owner_router, "group \"" + name + "\"", group,
+        [promise, group](caf::ok_atom) mutable { promise.deliver(group); },
+        fail, join_atom_v, session, spec);
   };
   if (auto i = st.groups.find(name); i != st.groups.end()) {
     if (i->second.settings.pattern != pattern) {
@@ -129,7 +221,7 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
               i->second.settings.pattern + "\", not \"" + pattern + "\""));
       return promise;
     }
-    join(i->second.handle);
+    join(i->second.handle, i->second.owner_router);
     return promise;
   }
   if (!st.auto_create_groups) {
@@ -140,15 +232,28 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
   }
   auto settings = st.group_defaults;
   settings.pattern = std::move(pattern);
-  auto err = check_group(name, settings, st.names);
-  if (!err)
-    if ((err = check_group_count(st)))
-      err.text = "group \"" + name + "\": " + err.text;
-  if (err) {
+  if (auto err = check_group(name, settings, st.names)) {
     promise.deliver(make_caf_error(err.code, err.text));
     return promise;
   }
-  spawn_group(self, name, settings, "auto", join);
+  auto owner = hrw_owner(st, name);
+  if (owner != st.node_name) {
+    forward_create(
+        self, owner, name, settings, true,
+        [self, join](const group_entry& entry) mutable {
+          join(entry.handle,
+               router_groups_node_router(self->state, entry.owner));
+        },
+        fail);
+    return promise;
+  }
+  if (auto err = check_group_count(st)) {
+    promise.deliver(
+        make_caf_error(err.code, "group \"" + name + "\": " + err.text));
+    return promise;
+  }
+  spawn_owned_group(self, name, settings, "auto",
+                    [join](group_actor group) mutable { join(group, {}); });
   return promise;
 }
 
@@ -160,16 +265,20 @@ caf::result<uint64_t> delete_group(router_pointer self,
     return make_caf_error(ec::unknown_group, "no group named \"" + name + "\"");
   auto group = i->second.handle;
   auto settings = i->second.settings;
+  auto owner_router = i->second.owner_router;
+  // Out of this node's routes at once; a remote group's owner drops it from
+  // its own and tells the other peers when the group actor is gone.
   forget_group(self, group.address());
   // Asked rather than delegated: the router logs the dropped count.
   auto promise = self->make_response_promise<uint64_t>();
-  self->request(group, caf::infinite, delete_atom_v)
-      .then(
-          [promise, name, settings](uint64_t dropped) mutable {
-            log_group("group deleted", name, settings, "dropped", dropped);
-            promise.deliver(dropped);
-          },
-          [promise](caf::error& err) mutable { promise.deliver(err); });
+  ask_node<uint64_t>(
+      self, owner_router, "group \"" + name + "\"", group,
+      [promise, name, settings](uint64_t dropped) mutable {
+        log_group("group deleted", name, settings, "dropped", dropped);
+        promise.deliver(dropped);
+      },
+      [promise](const caf::error& err) mutable { promise.deliver(err); },
+      delete_atom_v);
   return promise;
 }
 
@@ -182,13 +291,14 @@ caf::result<uint64_t> purge_group(router_pointer self,
   auto settings = i->second.settings;
   // Asked rather than delegated: the router logs the purged count.
   auto promise = self->make_response_promise<uint64_t>();
-  self->request(i->second.handle, caf::infinite, purge_atom_v)
-      .then(
-          [promise, name, settings](uint64_t purged) mutable {
-            log_group("group purged", name, settings, "purged", purged);
-            promise.deliver(purged);
-          },
-          [promise](caf::error& err) mutable { promise.deliver(err); });
+  ask_node<uint64_t>(
+      self, i->second.owner_router, "group \"" + name + "\"", i->second.handle,
+      [promise, name, settings](uint64_t purged) mutable {
+        log_group("group purged", name, settings, "purged", purged);
+        promise.deliver(purged);
+      },
+      [promise](const caf::error& err) mutable { promise.deliver(err); },
+      purge_atom_v);
   return promise;
 }
 
@@ -208,14 +318,19 @@ caf::result<std::vector<group_info>> list_groups(router_pointer self) {
               });
     promise.deliver(std::move(*result));
   };
+  // Every group of the cluster once: the directory holds each group once,
+  // local or remote; a group whose node went down meanwhile is left out.
   for (auto& [name, entry] : st.groups)
-    self->request(entry.handle, caf::infinite, stats_atom_v)
-        .then(
-            [result, count_down](group_info& info) mutable {
-              result->push_back(std::move(info));
-              count_down();
-            },
-            [count_down](caf::error&) mutable { count_down(); });
+    ask_node<group_info>(
+        self, entry.owner_router, "group \"" + name + "\"", entry.handle,
+        [result, count_down,
+         owner = owner_of(st, entry)](group_info& info) mutable {
+          info.owner_node = owner;
+          result->push_back(std::move(info));
+          count_down();
+        },
+        [count_down](const caf::error&) mutable { count_down(); },
+        stats_atom_v);
   return promise;
 }
 
@@ -224,13 +339,23 @@ void forget_group(router_pointer self, const caf::actor_addr& addr) {
   auto i = st.group_names.find(addr);
   if (i == st.group_names.end())
     return;
-  auto entry = st.groups.at(i->second);
+  auto name = i->second;
+  auto entry = st.groups.at(name);
   st.patterns.erase(entry.settings.pattern, entry.key);
   st.subscriptions.erase(entry.key);
   for (auto& shard : shards_for(st, entry.settings.pattern))
     self->send(shard, del_group_atom_v, entry.settings.pattern, entry.handle);
-  st.groups.erase(i->second);
+  st.groups.erase(name);
   st.group_names.erase(i);
+  if (!entry.owner.empty()) {
+    self->demonitor(entry.handle.address()); // remote: its owner tells
+    return;
+  }
+  // Groups across nodes: a group this node owned is gone everywhere.
+  for (auto& [peer_addr, peer] : st.peers)
+    if (peer.sync_sent && peer.router)
+      self->request(peer.router, caf::infinite, gdel_atom_v, name)
+          .then([](caf::ok_atom) {}, [](caf::error&) {});
 }
 
 caf::result<group_actor> find_group(router_pointer self,

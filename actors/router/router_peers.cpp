@@ -22,15 +22,12 @@
 #include "actors/link/link_in.hpp"
 #include "actors/link/link_out.hpp"
 #include "actors/router/router_actor.hpp"
+#include "actors/router/router_directory.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
 
 namespace tb {
 
-namespace {
-
-// Returns the peer entry of the router that sent the current message,
-// making one (and monitoring that router) on first sight.
 std::pair<caf::actor_addr, router_peer*> peer_of_sender(router_pointer self) {
   auto& st = self->state;
   auto sender = self->current_sender();
@@ -41,7 +38,6 @@ std::pair<caf::actor_addr, router_peer*> peer_of_sender(router_pointer self) {
   return {addr, &entry->second};
 }
 
-// Calls and forgets the wait `id` on the peer `addr`, if both still exist.
 void peer_applied(router_pointer self, const caf::actor_addr& addr,
                   uint64_t id) {
   auto& peers = self->state.peers;
@@ -56,6 +52,16 @@ void peer_applied(router_pointer self, const caf::actor_addr& addr,
   if (fn)
     fn();
 }
+
+void peer_maybe_ready(router_peer& peer) {
+  if (!peer.synced || !peer.groups_synced)
+    return;
+  for (auto& ready : peer.ready)
+    ready.deliver(caf::ok_atom_v);
+  peer.ready.clear();
+}
+
+namespace {
 
 // Adds (or removes) the peer's interest in `patterns` to the trie and to
 // the routes of the matching topics; calls `done()` once every shard
@@ -203,9 +209,12 @@ caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
   st.peer_names[name] = addr;
   peer.router = std::move(peer_router);
   ensure_inbound(self, peer);
-  if (!peer.sync_sent)
+  if (!peer.sync_sent) {
+    // Groups first: the peer knows every group here before it is ready.
+    send_owned_groups(self, peer);
     send_full_interest(self, peer);
-  if (peer.synced)
+  }
+  if (peer.synced && peer.groups_synced)
     return caf::ok_atom_v;
   peer.ready.push_back(self->make_response_promise<caf::ok_atom>());
   return peer.ready.back();
@@ -244,12 +253,17 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr) {
   }
   if (peer.inbound)
     self->send_exit(peer.inbound, caf::exit_reason::user_shutdown);
+  // Groups across nodes: its groups are lost, requests to it failed.
+  drop_owner_groups(self, addr, peer.name);
+  fail_pending(self, addr, peer.name);
   // What waited on the peer waits no more: a dead peer holds no confirm.
   for (auto& [id, fn] : peer.waits)
     if (fn)
       fn();
   for (auto& promise : peer.ready)
     promise.deliver(caf::ok_atom_v);
+  // Config groups whose owner it was move here if this node is next.
+  create_config_groups(self);
 }
 
 caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
@@ -269,9 +283,7 @@ caf::result<caf::ok_atom> take_interest_sync(router_pointer self,
         auto& peers = self->state.peers;
         if (auto i = peers.find(addr); i != peers.end() && last) {
           i->second.synced = true;
-          for (auto& ready : i->second.ready)
-            ready.deliver(caf::ok_atom_v);
-          i->second.ready.clear();
+          peer_maybe_ready(i->second);
         }
         promise.deliver(caf::ok_atom_v);
       });

@@ -1,0 +1,471 @@
+// Groups across nodes (issue 30 points 3 and 4, docs/cluster.md "Groups
+// across nodes"): two or three "nodes" in one actor system, each its own
+// router, shards and sessions, connected by `peer_up` as the cluster actor
+// does. Each group has one owner node (HRW over the live nodes); the other
+// routers hold a directory entry and route to the owner's group actor.
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/router/router_directory.hpp"
+#include "tests/actors/group_fixture.hpp"
+
+namespace tb::test {
+namespace {
+
+using kind = pb::ServerFrame::KindCase;
+using strings = std::vector<std::string>;
+
+/// The fixture's router is node "n1"; tests spawn "n2" and "n3".
+class ClusterGroups : public group_test {
+protected:
+  ClusterGroups()
+      : group_test([](tb::router_settings& s) { s.node_name = "n1"; }) {
+    // nop
+  }
+
+  ~ClusterGroups() override {
+    run();
+    for (auto& node : extra_) {
+      if (terminated(node))
+        continue;
+      for (auto& shard : deref<tb::router_state>(node).shards)
+        self->send_exit(shard, caf::exit_reason::user_shutdown);
+      self->send_exit(node, caf::exit_reason::user_shutdown);
+    }
+    run();
+  }
+
+  /// Spawns the router of node `name`, with `config_groups` if any.
+  tb::router_actor spawn_node(
+      const std::string& name,
+      std::vector<std::pair<std::string, tb::group_settings>> config = {}) {
+    tb::router_settings settings;
+    settings.topic_idle_timeout = topic_idle;
+    settings.session_context = context();
+    settings.node_name = name;
+    settings.config_groups = std::move(config);
+    auto node = sys.spawn(tb::router_actor_impl, settings);
+    extra_.push_back(node);
+    return node;
+  }
+
+  /// Spawns a session on the node of `node`.
+  test_session session_on(const tb::router_actor& node) {
+    auto ctx = context();
+    ctx.router = node;
+    return spawn_session(ctx);
+  }
+
+  /// Connects two nodes as the cluster actor would and runs until both
+  /// answered that the first sync is done.
+  void connect(const std::string& a_name, const tb::router_actor& a,
+               const std::string& b_name, const tb::router_actor& b) {
+    auto at_a = self->request(a, caf::infinite, tb::peer_up_atom_v, b_name,
+                              caf::actor_cast<caf::actor>(b));
+    auto at_b = self->request(b, caf::infinite, tb::peer_up_atom_v, a_name,
+                              caf::actor_cast<caf::actor>(a));
+    run();
+    ASSERT_FALSE(self->mailbox().empty()) << "peer_up not answered";
+    at_a.receive([](caf::ok_atom) {},
+                 [](caf::error& err) { ADD_FAILURE() << to_string(err); });
+    at_b.receive([](caf::ok_atom) {},
+                 [](caf::error& err) { ADD_FAILURE() << to_string(err); });
+  }
+
+  /// Tells `node` that its peer `name` is gone, and runs.
+  void peer_down(const tb::router_actor& node, const std::string& name) {
+    self->send(node, tb::peer_down_atom_v, name);
+    run();
+  }
+
+  /// Returns the router state of `node`.
+  tb::router_state& state_of(const tb::router_actor& node) {
+    return deref<tb::router_state>(node);
+  }
+
+  /// Returns the owner `node`'s directory names for group `name` ("" if
+  /// it holds none).
+  std::string owner_at(const tb::router_actor& node, const std::string& name) {
+    auto& st = state_of(node);
+    auto i = st.groups.find(name);
+    return i != st.groups.end() ? tb::owner_of(st, i->second) : std::string{};
+  }
+
+  /// Returns the group actor `node` routes `name` to (null if none).
+  tb::group_actor group_at(const tb::router_actor& node,
+                           const std::string& name) {
+    auto& st = state_of(node);
+    auto i = st.groups.find(name);
+    return i != st.groups.end() ? i->second.handle : tb::group_actor{};
+  }
+
+  /// Returns the route `node` holds for the topic `name` (null if none).
+  const tb::route* route_at(const tb::router_actor& node,
+                            const std::string& name) {
+    auto& topics =
+        deref<tb::topic_shard_state>(tb::shard_of(state_of(node), name)).topics;
+    auto i = topics.find(name);
+    return i != topics.end() ? i->second.current.ptr.get() : nullptr;
+  }
+
+  /// Returns a group name whose HRW owner over `nodes` is `owner`.
+  static std::string name_owned_by(const std::string& owner,
+                                   const strings& nodes,
+                                   const std::string& prefix = "g") {
+    for (int k = 0; k < 1000; ++k) {
+      auto name = prefix + std::to_string(k);
+      auto best = nodes.front();
+      for (auto& node : nodes)
+        if (tb::hrw_beats(node, best, name))
+          best = node;
+      if (best == owner)
+        return name;
+    }
+    ADD_FAILURE() << "no name owned by " << owner;
+    return {};
+  }
+
+  /// Returns the error frames `session` wrote.
+  static std::vector<pb::ServerFrame> errors(const test_session& session) {
+    return session.sink->of_kind(kind::kError);
+  }
+
+private:
+  std::vector<tb::router_actor> extra_;
+};
+
+TEST_F(ClusterGroups, HrwPicksTheSameOwnerOnEveryNodeAndSpreadsGroups) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  std::set<std::string> owners;
+  for (int k = 0; k < 30; ++k) {
+    auto name = "g" + std::to_string(k);
+    auto owner = tb::hrw_owner(state_of(router), name);
+    EXPECT_EQ(tb::hrw_owner(state_of(n2), name), owner) << name;
+    EXPECT_EQ(tb::hrw_owner(state_of(n3), name), owner) << name;
+    owners.insert(owner);
+  }
+  EXPECT_EQ(owners, (std::set<std::string>{"n1", "n2", "n3"}));
+}
+
+TEST_F(ClusterGroups, CreateOnANonOwnerCreatesTheGroupOnItsOwnerOnly) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto name = name_owned_by("n3", {"n1", "n2", "n3"});
+  auto info = create_group(name, group_settings("t.>"));
+  EXPECT_EQ(info.owner_node, "n3");
+  // One group actor, on n3; n1 and n2 route to it.
+  auto handle = group_at(n3, name);
+  ASSERT_TRUE(handle);
+  EXPECT_TRUE(state_of(n3).groups.at(name).owner.empty());
+  EXPECT_EQ(group_at(router, name), handle);
+  EXPECT_EQ(group_at(n2, name), handle);
+  EXPECT_EQ(owner_at(router, name), "n3");
+  EXPECT_EQ(owner_at(n2, name), "n3");
+  EXPECT_EQ(state_of(router).linked_children.count(handle.address()), 0u);
+  EXPECT_EQ(state_of(n3).linked_children.count(handle.address()), 1u);
+  // A remote group is not interest: nothing crossed as RS+.
+  EXPECT_EQ(state_of(router).interest_changes_received, 0u);
+  EXPECT_EQ(state_of(n2).interest_changes_received, 0u);
+  EXPECT_TRUE(state_of(router).interest.empty());
+  // Created again on any node: the same group, same answer.
+  auto again =
+      query<tb::group_info>(n2, tb::create_atom_v, name, group_settings("t.>"));
+  EXPECT_EQ(again.owner_node, "n3");
+  EXPECT_EQ(group_at(n3, name), handle);
+}
+
+TEST_F(ClusterGroups, AnExistingGroupStaysWhereItLivesWhenANodeJoins) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  // Owned by n1 over {n1, n2}, but by n3 once n3 is up.
+  std::string name;
+  for (int k = 0; k < 1000 && name.empty(); ++k) {
+    auto candidate = "s" + std::to_string(k);
+    if (tb::hrw_beats("n1", "n2", candidate) &&
+        tb::hrw_beats("n3", "n1", candidate))
+      name = candidate;
+  }
+  ASSERT_FALSE(name.empty());
+  auto sub = spawn_session();
+  join(sub, 1, name, "t.>");
+  ASSERT_EQ(sub.sink->of_kind(kind::kSubscribed).size(), 1u);
+  auto handle = group_at(router, name);
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  // n3 learned the group in its first sync and does not take it over.
+  EXPECT_EQ(owner_at(n3, name), "n1");
+  EXPECT_EQ(group_at(n3, name), handle);
+  auto member = session_on(n3);
+  join(member, 1, name, "t.>");
+  EXPECT_EQ(member.sink->of_kind(kind::kSubscribed).size(), 1u);
+  EXPECT_EQ(group_at(n3, name), handle);
+  EXPECT_EQ(counters(name).members, 2u);
+}
+
+TEST_F(ClusterGroups,
+       AJoinOnANonOwnerReachesTheOwnersGroupAndAPublishAnywhere) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto name = name_owned_by("n2", {"n1", "n2", "n3"});
+  // The member on n1 creates the group on n2 (auto-create) and joins it.
+  auto member = spawn_session();
+  join(member, 1, name, "orders.>");
+  ASSERT_EQ(member.sink->of_kind(kind::kSubscribed).size(), 1u);
+  ASSERT_TRUE(group_at(n2, name));
+  EXPECT_EQ(owner_at(router, name), "n2");
+  EXPECT_EQ(owner_at(n3, name), "n2");
+  // A publish on n3 (neither owner nor member) is enqueued to n2's group
+  // straight from the publishing session, and the member on n1 gets it.
+  auto pub = session_on(n3);
+  publish(pub, "orders.eu", 3);
+  ASSERT_NE(route_at(n3, "orders.eu"), nullptr);
+  EXPECT_EQ(route_at(n3, "orders.eu")->groups.size(), 1u);
+  EXPECT_EQ(member.sink->payloads(), (strings{"m0", "m1", "m2"}));
+  std::vector<uint64_t> ids;
+  for (auto& delivery : member.sink->deliveries())
+    ids.push_back(delivery.delivery_id());
+  ack(member, ids);
+  auto got = query<tb::group_info>(group_at(n2, name), tb::stats_atom_v);
+  EXPECT_EQ(got.counters.acked, 3u);
+  EXPECT_EQ(got.counters.members, 1u);
+}
+
+TEST_F(ClusterGroups, CreateAnswersOnlyOnceEveryLivePeerAppliedTheGroup) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  auto name = name_owned_by("n1", {"n1", "n2"});
+  auto pub = session_on(n2);
+  publish(pub, "t.x", 1, "before"); // n2 caches the route already
+  auto answer = self->request(router, caf::infinite, tb::create_atom_v, name,
+                              group_settings("t.x"));
+  run_except(n2); // n2 has not applied the group yet
+  EXPECT_TRUE(self->mailbox().empty()) << "answered before n2 applied it";
+  run();
+  ASSERT_FALSE(self->mailbox().empty());
+  answer.receive([](tb::group_info& info) { EXPECT_EQ(info.owner_node, "n1"); },
+                 [](caf::error& err) { ADD_FAILURE() << to_string(err); });
+  // "Create on n1, then publish on n2 at once" never misses.
+  publish(pub, "t.x", 2);
+  EXPECT_EQ(counters(name).pending, 2u);
+}
+
+TEST_F(ClusterGroups, PeerDownDropsTheDeadOwnersGroupsFromEveryRouteAtOnce) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  auto name = name_owned_by("n2", {"n1", "n2"});
+  auto member = spawn_session();
+  join(member, 1, name, "t.>");
+  auto pub = spawn_session();
+  publish(pub, "t.a", 1);
+  ASSERT_EQ(route_at(router, "t.a")->groups.size(), 1u);
+  peer_down(router, "n2");
+  EXPECT_EQ(state_of(router).groups.count(name), 0u);
+  EXPECT_EQ(state_of(router).groups_lost, 1u);
+  EXPECT_TRUE(route_at(router, "t.a")->groups.empty());
+  EXPECT_EQ(router_stats().groups, 0u);
+}
+
+TEST_F(ClusterGroups, APendingJoinToADeadOwnerIsAnsweredNodeUnavailable) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  auto name = name_owned_by("n2", {"n1", "n2"});
+  auto first = spawn_session();
+  join(first, 1, name, "t.>");
+  auto group = group_at(n2, name);
+  ASSERT_TRUE(group);
+  // The group never answers the second join: its node dies meanwhile (CAF
+  // 0.17 would never complete the request).
+  auto second = spawn_session();
+  send_frame(second, join_frame(next_request_id(), 1, "t.>", name));
+  run_except(group);
+  EXPECT_TRUE(second.sink->of_kind(kind::kSubscribed).empty());
+  EXPECT_TRUE(errors(second).empty());
+  self->send(router, tb::peer_down_atom_v, std::string{"n2"});
+  run_except(group);
+  auto failed = errors(second);
+  ASSERT_EQ(failed.size(), 1u);
+  auto& error = failed[0].error().error();
+  EXPECT_EQ(error.code(), 14) << error.message(); // UNAVAILABLE
+  EXPECT_EQ(error.reason(), "node_unavailable");
+  EXPECT_NE(error.message().find("the node n2 that owns group \"" + name +
+                                 "\" is gone"),
+            std::string::npos)
+      << error.message();
+  EXPECT_TRUE(state_of(router).pending.empty());
+}
+
+TEST_F(ClusterGroups, APendingCreateForwardedToADeadOwnerIsAnswered) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  auto name = name_owned_by("n2", {"n1", "n2"});
+  auto answer = self->request(router, caf::infinite, tb::create_atom_v, name,
+                              group_settings("t.>"));
+  run_except(n2); // n2 never answers
+  EXPECT_TRUE(self->mailbox().empty());
+  self->send(router, tb::peer_down_atom_v, std::string{"n2"});
+  run_except(n2);
+  ASSERT_FALSE(self->mailbox().empty());
+  answer.receive(
+      [](tb::group_info&) { ADD_FAILURE() << "created on a dead node"; },
+      [](caf::error& err) {
+        auto info = tb::to_error_info(err);
+        EXPECT_EQ(info.code, tb::ec::node_unavailable) << info.text;
+      });
+}
+
+TEST_F(ClusterGroups, ALostGroupIsCreatedAgainOnTheNextOwner) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto name = name_owned_by("n2", {"n1", "n2", "n3"});
+  auto member = spawn_session();
+  join(member, 1, name, "t.>");
+  ASSERT_EQ(owner_at(router, name), "n2");
+  peer_down(router, "n2");
+  peer_down(n3, "n2");
+  EXPECT_EQ(owner_at(router, name), "");
+  EXPECT_EQ(owner_at(n3, name), "");
+  // The next join (the member's session re-joining) creates it on the HRW
+  // owner over {n1, n3}.
+  auto next = tb::hrw_owner(state_of(router), name);
+  auto again = session_on(n3);
+  join(again, 1, name, "t.>");
+  ASSERT_EQ(again.sink->of_kind(kind::kSubscribed).size(), 1u);
+  EXPECT_EQ(owner_at(router, name), next);
+  EXPECT_EQ(owner_at(n3, name), next);
+  EXPECT_EQ(group_at(router, name), group_at(n3, name));
+}
+
+TEST_F(ClusterGroups, ADeletedGroupIsGoneOnEveryNode) {
+  auto n2 = spawn_node("n2");
+  connect("n1", router, "n2", n2);
+  auto name = name_owned_by("n2", {"n1", "n2"});
+  create_group(name, group_settings("t.>"));
+  auto group = group_at(n2, name);
+  ASSERT_TRUE(group);
+  auto dropped = query<uint64_t>(router, tb::delete_atom_v, name);
+  EXPECT_EQ(dropped, 0u);
+  run();
+  EXPECT_TRUE(terminated(group));
+  EXPECT_EQ(state_of(router).groups.count(name), 0u);
+  EXPECT_EQ(state_of(n2).groups.count(name), 0u);
+}
+
+TEST_F(ClusterGroups, ListGroupsShowsEveryGroupOfTheClusterOnceWithItsOwner) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto a = name_owned_by("n1", {"n1", "n2", "n3"}, "a");
+  auto b = name_owned_by("n2", {"n1", "n2", "n3"}, "b");
+  create_group(a, group_settings("t.a"));
+  query<tb::group_info>(n3, tb::create_atom_v, b, group_settings("t.b"));
+  auto listed = query<std::vector<tb::group_info>>(n3, tb::list_atom_v);
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].name, a);
+  EXPECT_EQ(listed[0].owner_node, "n1");
+  EXPECT_EQ(listed[1].name, b);
+  EXPECT_EQ(listed[1].owner_node, "n2");
+}
+
+TEST_F(ClusterGroups, AMemberNodesDeathRequeuesItsDeliveriesAtOnce) {
+  auto n2 = spawn_node("n2");
+  auto n3 = spawn_node("n3");
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  auto name = name_owned_by("n2", {"n1", "n2", "n3"});
+  auto a = spawn_session(); // a member on n1
+  auto b = session_on(n3);  // a member on n3
+  join(a, 1, name, "t.>", 1);
+  join(b, 1, name, "t.>", 1);
+  auto pub = session_on(n2);
+  publish(pub, "t.x", 1);
+  auto& holder = a.sink->payloads().empty() ? b : a;
+  auto& other = a.sink->payloads().empty() ? a : b;
+  ASSERT_EQ(holder.sink->payloads(), (strings{"m0"}));
+  // The holder's session ends (its node died): the group's monitor of the
+  // member's session gives the requeue, no ack_wait timeout needed.
+  self->send_exit(holder.hdl, caf::exit_reason::remote_link_unreachable);
+  run();
+  EXPECT_EQ(other.sink->payloads(), (strings{"m0"}));
+}
+
+TEST_F(ClusterGroups, ConfigGroupsMoveToTheirNextOwnerWhenTheOwnerDies) {
+  // A config group owned by n2 over {n1, n2, n3}, and by n3 over {n1, n3}.
+  std::string name;
+  for (int k = 0; k < 1000 && name.empty(); ++k) {
+    auto candidate = "c" + std::to_string(k);
+    if (tb::hrw_beats("n2", "n1", candidate) &&
+        tb::hrw_beats("n2", "n3", candidate) &&
+        tb::hrw_beats("n3", "n1", candidate))
+      name = candidate;
+  }
+  ASSERT_FALSE(name.empty());
+  std::vector<std::pair<std::string, tb::group_settings>> config{
+      {name, group_settings("jobs.>")}};
+  auto n2 = spawn_node("n2", config);
+  auto n3 = spawn_node("n3", config);
+  connect("n1", router, "n2", n2);
+  connect("n1", router, "n3", n3);
+  connect("n2", n2, "n3", n3);
+  // After the first sync every node creates its config groups: found or
+  // created on their HRW owner.
+  for (auto node : {n2, n3})
+    query<tb::group_info>(node, tb::create_atom_v, name,
+                          group_settings("jobs.>"));
+  ASSERT_EQ(owner_at(router, name), "n2");
+  ASSERT_EQ(owner_at(n3, name), "n2");
+  peer_down(router, "n2");
+  peer_down(n3, "n2");
+  // n3 is the next owner: it created the group again and told n1.
+  EXPECT_EQ(owner_at(n3, name), "n3");
+  EXPECT_EQ(owner_at(router, name), "n3");
+  EXPECT_EQ(group_at(router, name), group_at(n3, name));
+  EXPECT_EQ(state_of(router).groups_lost, 1u);
+}
+
+TEST_F(ClusterGroups, TwoOwnersOfOneNameResolveToTheHigherHrwRank) {
+  auto n2 = spawn_node("n2");
+  // Two nodes that meet late each created "jobs" alone.
+  auto a = spawn_session();
+  join(a, 1, "jobs", "t.>");
+  auto b = session_on(n2);
+  join(b, 1, "jobs", "t.>");
+  auto mine = group_at(router, "jobs");
+  auto theirs = group_at(n2, "jobs");
+  ASSERT_TRUE(mine && theirs && mine != theirs);
+  auto winner =
+      tb::hrw_beats("n1", "n2", "jobs") ? std::string{"n1"} : std::string{"n2"};
+  auto loser = winner == "n1" ? theirs : mine;
+  auto kept = winner == "n1" ? mine : theirs;
+  connect("n1", router, "n2", n2);
+  EXPECT_EQ(owner_at(router, "jobs"), winner);
+  EXPECT_EQ(owner_at(n2, "jobs"), winner);
+  EXPECT_EQ(group_at(router, "jobs"), kept);
+  EXPECT_EQ(group_at(n2, "jobs"), kept);
+  EXPECT_TRUE(terminated(loser));
+  EXPECT_FALSE(terminated(kept));
+  EXPECT_GE(state_of(router).group_conflicts, 1u);
+  EXPECT_GE(state_of(n2).group_conflicts, 1u);
+}
+
+} // namespace
+} // namespace tb::test
