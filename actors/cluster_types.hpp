@@ -229,4 +229,26 @@ typename Inspector::result_type inspect(Inspector& f, peer_stats& x) {
 /// Every peer of a node, by name.
 using peer_stats_list = std::vector<peer_stats>;
 
+// -- groups across nodes
+// -------------------------------------------------------
+
+/// The router's group directory in numbers (Stats: ClusterStats 6-9).
+struct directory_stats {
+  /// Groups this node owns.
+  uint64_t owned = 0;
+  /// Groups of other nodes in the directory.
+  uint64_t remote = 0;
+  /// Groups dropped with their owner node, since the start.
+  uint64_t lost = 0;
+  /// Two-owner conflicts resolved, since the start.
+  uint64_t conflicts = 0;
+};
+
+/// @relates directory_stats
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, directory_stats& x) {
+  return f(caf::meta::type_name("directory_stats"), x.owned, x.remote, x.lost,
+           x.conflicts);
+}
+
 } // namespace tb

@@ -309,8 +309,11 @@ struct router_view {
   router_stats router;
   /// The topic shards, each asked for its matching topics.
   std::vector<topic_shard_actor> shards;
-  /// Every group.
+  /// Every group (in a cluster: every group of the cluster, once).
   std::vector<group_actor> groups;
+  /// The node owning each of `groups`, in the same order (empty names on a
+  /// node alone).
+  std::vector<std::string> group_owners;
   /// The registered extension actors that are alive.
   std::vector<observable_actor> extensions;
   /// The counters of every session that ended, added up.
@@ -321,7 +324,7 @@ struct router_view {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_view& x) {
   return f(caf::meta::type_name("router_view"), x.router, x.shards, x.groups,
-           x.extensions, x.ended_sessions);
+           x.extensions, x.ended_sessions, x.group_owners);
 }
 
 /// A group as the cluster's directory knows it (docs/cluster.md, "Groups
@@ -382,7 +385,8 @@ using router_actor = caf::typed_actor<
                     bool>::with<group_entry>,
     caf::replies_to<gadd_atom, group_entry>::with<caf::ok_atom>,
     caf::replies_to<gdel_atom, std::string>::with<caf::ok_atom>,
-    caf::replies_to<gsync_atom, group_entry_list>::with<caf::ok_atom>>;
+    caf::replies_to<gsync_atom, group_entry_list>::with<caf::ok_atom>,
+    caf::replies_to<stats_atom, cluster_atom>::with<directory_stats>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
 /// peers, watches them and tells the router who is up.
@@ -447,6 +451,7 @@ CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
 // groups across nodes (actors/router/router_directory.cpp)
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
+CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 

@@ -8,6 +8,9 @@
 //   tinybroker_cluster_peer_messages_sent_total{peer,address}
 //   tinybroker_cluster_peer_messages_received_total{peer,address}
 //   tinybroker_cluster_peer_dropped_total{peer,address}
+//   tinybroker_cluster_groups_owned            groups this node owns
+//   tinybroker_cluster_groups_lost_total       groups lost with their owner
+//   tinybroker_cluster_group_conflicts_total   two owners of one name met
 
 #include "net/metrics_format.hpp"
 
@@ -47,6 +50,21 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
          "# TYPE tinybroker_cluster_ready gauge\n"
          "tinybroker_cluster_ready " +
          std::string(c.ready() ? "1" : "0") + "\n";
+  out += "# HELP tinybroker_cluster_groups_owned Consumer groups this node "
+         "owns (runs their actor).\n"
+         "# TYPE tinybroker_cluster_groups_owned gauge\n"
+         "tinybroker_cluster_groups_owned " +
+         std::to_string(c.groups_owned()) + "\n";
+  out += "# HELP tinybroker_cluster_groups_lost_total Groups dropped because "
+         "their owner node went down (what they held is lost).\n"
+         "# TYPE tinybroker_cluster_groups_lost_total counter\n"
+         "tinybroker_cluster_groups_lost_total " +
+         std::to_string(c.groups_lost()) + "\n";
+  out += "# HELP tinybroker_cluster_group_conflicts_total Two owners of one "
+         "group name met; the lower HRW rank's group was dropped.\n"
+         "# TYPE tinybroker_cluster_group_conflicts_total counter\n"
+         "tinybroker_cluster_group_conflicts_total " +
+         std::to_string(c.group_conflicts()) + "\n";
   if (c.peers_size() == 0)
     return out;
   out += "# HELP tinybroker_cluster_peer_state 1 for the state of the link "

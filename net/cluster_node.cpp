@@ -121,9 +121,20 @@ stats_callback with_cluster_stats(caf::actor_system& sys,
                 fill_cluster_stats(view, *shared->mutable_cluster());
                 self->request(router, std::chrono::seconds(1), peers_atom_v)
                     .then(
-                        [done, shared](peer_stats_list& peers) {
+                        [self, router, done, shared](peer_stats_list& peers) {
                           fill_peer_traffic(peers, *shared->mutable_cluster());
-                          done(*shared, error_info{});
+                          // Groups across nodes: the directory's counters.
+                          self->request(router, std::chrono::seconds(1),
+                                        stats_atom_v, cluster_atom_v)
+                              .then(
+                                  [done, shared](directory_stats& d) {
+                                    fill_directory_stats(
+                                        d, *shared->mutable_cluster());
+                                    done(*shared, error_info{});
+                                  },
+                                  [done, shared](caf::error&) {
+                                    done(*shared, error_info{});
+                                  });
                         },
                         [done, shared](caf::error&) {
                           done(*shared, error_info{});
@@ -152,6 +163,14 @@ void fill_cluster_stats(const cluster_view& view,
     peer->set_last_error(p.last_error);
     peer->set_failed_dials(p.failed_dials);
   }
+}
+
+void fill_directory_stats(const directory_stats& stats,
+                          tinybroker::v1::ClusterStats& out) {
+  out.set_groups_owned(stats.owned);
+  out.set_groups_remote(stats.remote);
+  out.set_groups_lost(stats.lost);
+  out.set_group_conflicts(stats.conflicts);
 }
 
 void fill_peer_traffic(const peer_stats_list& peers,

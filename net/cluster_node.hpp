@@ -59,6 +59,11 @@ stats_callback with_cluster_stats(caf::actor_system& sys,
 void fill_cluster_stats(const cluster_view& view,
                         tinybroker::v1::ClusterStats& out);
 
+/// Copies the router's group directory counters into `out` (fields 6-9 of
+/// ClusterStats: groups owned, remote, lost with their owner, conflicts).
+void fill_directory_stats(const directory_stats& stats,
+                          tinybroker::v1::ClusterStats& out);
+
 /// Copies the router's counters of each peer in `peers` into the peer of
 /// `out` with the same name (fields 10-19 of ClusterPeer); peers the
 /// router does not know keep zeros.

@@ -130,6 +130,7 @@ error_info from_proto(const pb::GroupSettings& in,
 
 void to_proto(const group_info& in, pb::GroupInfo& out) {
   out.set_name(in.name);
+  out.set_owner_node(in.owner_node);
   auto& s = *out.mutable_settings();
   s.set_pattern(in.settings.pattern);
   s.set_ack_wait_ms(static_cast<uint32_t>(in.settings.ack_wait.count()));

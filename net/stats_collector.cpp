@@ -343,10 +343,14 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
               answered();
             },
             ignore);
-  for (auto& group : view.groups)
-    self->request(group, ask_timeout, stats_atom_v)
+  for (size_t i = 0; i < view.groups.size(); ++i)
+    self->request(view.groups[i], ask_timeout, stats_atom_v)
         .then(
-            [g, answered, id = group.id()](group_info& info) {
+            [g, answered, i, id = view.groups[i].id()](group_info& info) {
+              // Groups across nodes: the owner as the router's directory
+              // knows it.
+              if (i < g->view.group_owners.size())
+                info.owner_node = g->view.group_owners[i];
               g->group_ids.emplace_back(id, info.name);
               g->groups.push_back(std::move(info));
               answered();

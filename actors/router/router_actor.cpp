@@ -347,6 +347,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       [self](gsync_atom, group_entry_list& entries) {
         return take_group_sync(self, entries);
       },
+      [self](stats_atom, cluster_atom) { return describe_directory(self); },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;

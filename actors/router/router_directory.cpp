@@ -309,6 +309,16 @@ void drop_owner_groups(router_pointer self, const caf::actor_addr& addr,
     forget_group(self, group);
 }
 
+directory_stats describe_directory(router_pointer self) {
+  auto& st = self->state;
+  directory_stats result;
+  for (auto& [name, entry] : st.groups)
+    ++(entry.owner.empty() ? result.owned : result.remote);
+  result.lost = st.groups_lost;
+  result.conflicts = st.group_conflicts;
+  return result;
+}
+
 void create_config_groups(router_pointer self) {
   auto& st = self->state;
   for (auto& [name, settings] : st.config_groups) {

@@ -146,6 +146,9 @@ caf::result<group_entry> take_group_create(router_pointer self,
 void drop_owner_groups(router_pointer self, const caf::actor_addr& addr,
                        const std::string& node);
 
+/// Answers the directory's counters (Stats: ClusterStats fields 6-9).
+directory_stats describe_directory(router_pointer self);
+
 /// Creates the config groups whose HRW owner this node is and that the
 /// directory does not hold (after an owner's death).
 void create_config_groups(router_pointer self);

@@ -3,6 +3,7 @@
 // names, every group, the extension actors users registered).
 
 #include "actors/router/router_actor.hpp"
+#include "actors/router/router_directory.hpp"
 #include "routing/pattern.hpp"
 
 namespace tb {
@@ -31,8 +32,11 @@ caf::result<router_view> describe_router(router_pointer self,
       return make_caf_error(err.code, "topic_pattern: " + err.text);
   view.shards = st.shards;
   view.groups.reserve(st.groups.size());
-  for (auto& [name, group] : st.groups)
+  view.group_owners.reserve(st.groups.size());
+  for (auto& [name, group] : st.groups) {
     view.groups.push_back(group.handle);
+    view.group_owners.push_back(owner_of(st, group));
+  }
   view.extensions.reserve(st.extensions.size());
   for (auto& [addr, actor] : st.extensions)
     view.extensions.push_back(actor);

@@ -277,6 +277,15 @@ TEST_F(ClusterGroups, PeerDownDropsTheDeadOwnersGroupsFromEveryRouteAtOnce) {
   EXPECT_EQ(state_of(router).groups_lost, 1u);
   EXPECT_TRUE(route_at(router, "t.a")->groups.empty());
   EXPECT_EQ(router_stats().groups, 0u);
+  // Stats: ClusterStats groups_owned, groups_remote, groups_lost.
+  auto directory =
+      query<tb::directory_stats>(router, tb::stats_atom_v, tb::cluster_atom_v);
+  EXPECT_EQ(directory.owned, 0u);
+  EXPECT_EQ(directory.remote, 0u);
+  EXPECT_EQ(directory.lost, 1u);
+  auto at_owner =
+      query<tb::directory_stats>(n2, tb::stats_atom_v, tb::cluster_atom_v);
+  EXPECT_EQ(at_owner.owned, 1u);
 }
 
 TEST_F(ClusterGroups, APendingJoinToADeadOwnerIsAnsweredNodeUnavailable) {
@@ -383,6 +392,13 @@ TEST_F(ClusterGroups, ListGroupsShowsEveryGroupOfTheClusterOnceWithItsOwner) {
   EXPECT_EQ(listed[0].owner_node, "n1");
   EXPECT_EQ(listed[1].name, b);
   EXPECT_EQ(listed[1].owner_node, "n2");
+  // Stats lists the same groups, each with its owner.
+  auto view = query<tb::router_view>(n3, tb::stats_atom_v, tb::stats_query{});
+  ASSERT_EQ(view.groups.size(), 2u);
+  ASSERT_EQ(view.group_owners.size(), 2u);
+  std::set<std::string> owners(view.group_owners.begin(),
+                               view.group_owners.end());
+  EXPECT_EQ(owners, (std::set<std::string>{"n1", "n2"}));
 }
 
 TEST_F(ClusterGroups, AMemberNodesDeathRequeuesItsDeliveriesAtOnce) {

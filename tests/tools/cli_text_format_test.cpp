@@ -140,6 +140,28 @@ TEST(GroupView, TableShowsEveryCounterAgeAndRates) {
   EXPECT_EQ(none.str(), "no groups\n");
 }
 
+TEST(GroupView, TableNamesEachGroupsOwnerNodeInACluster) {
+  auto g = sample_group();
+  g.set_owner_node("n2");
+  auto h = sample_group();
+  h.set_name("audit");
+  std::ostringstream out;
+  print_group_table(out, {&g, &h});
+  EXPECT_EQ(out.str().substr(0, out.str().find('\n')),
+            "NAME     OWNER  PATTERN  MEMBERS  PENDING  IN_FLIGHT  "
+            "OLDEST_PENDING  RECEIVED  DELIVERED  ACKED  REDELIVERED  "
+            "DEAD_LETTERED  DROPPED  SCHEDULED  EXPIRED_TTL    RECV/S     "
+            "ACK/S");
+  EXPECT_NE(out.str().find("\nworkers  n2     jobs.>  "), std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\naudit    -      jobs.>  "), std::string::npos)
+      << out.str();
+  json_writer json;
+  write_group(json, g, false, {});
+  EXPECT_NE(json.str().find("\"owner_node\":\"n2\""), std::string::npos)
+      << json.str();
+}
+
 TEST(GroupView, MemberTableHasARowPerMember) {
   auto g = sample_group();
   g.mutable_members(0)->set_client_name("resize-1");

@@ -37,6 +37,10 @@ void print_cluster_json(const pb::StatsReply& reply) {
       .text("listen", c.listen())
       .number("epoch", c.epoch())
       .boolean("ready", c.ready())
+      .number("groups_owned", c.groups_owned())
+      .number("groups_remote", c.groups_remote())
+      .number("groups_lost", c.groups_lost())
+      .number("group_conflicts", c.group_conflicts())
       .open_array("peers");
   for (const auto& p : c.peers())
     out.open_object()
@@ -78,6 +82,10 @@ void print_cluster_text(const pb::StatsReply& reply) {
   std::cout << "node " << c.node_name() << " at " << c.listen() << ", "
             << (c.ready() ? "ready" : "not ready") << ", " << synced << " of "
             << c.peers_size() << " peers synced\n";
+  std::cout << "groups: " << c.groups_owned() << " owned here, "
+            << c.groups_remote() << " on other nodes, " << c.groups_lost()
+            << " lost with their owner, " << c.group_conflicts()
+            << " two-owner conflicts\n";
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)

@@ -1,6 +1,8 @@
 #include "tools/cli/group_view.hpp"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "tools/cli/text_format.hpp"
 
@@ -103,23 +105,40 @@ void print_group_table(std::ostream& out, const group_list& groups) {
     out << "no groups\n";
     return;
   }
-  text_table table{{"NAME", "PATTERN", "MEMBERS", "PENDING", "IN_FLIGHT",
-                    "OLDEST_PENDING", "RECEIVED", "DELIVERED", "ACKED",
-                    "REDELIVERED", "DEAD_LETTERED", "DROPPED", "SCHEDULED",
-                    "EXPIRED_TTL", "RECV/S", "ACK/S"},
-                   2};
+  // A cluster names each group's owner node; a node alone has none.
+  bool owners = std::any_of(groups.begin(), groups.end(),
+                            [](auto* g) { return !g->owner_node().empty(); });
+  std::vector<std::string> header{
+      "NAME",      "PATTERN",        "MEMBERS",       "PENDING",
+      "IN_FLIGHT", "OLDEST_PENDING", "RECEIVED",      "DELIVERED",
+      "ACKED",     "REDELIVERED",    "DEAD_LETTERED", "DROPPED",
+      "SCHEDULED", "EXPIRED_TTL",    "RECV/S",        "ACK/S"};
+  if (owners)
+    header.insert(header.begin() + 1, "OWNER");
+  text_table table{header, owners ? 3u : 2u};
   for (auto* g : groups) {
     auto& c = g->counters();
-    table.add_row(
-        {g->name(), g->settings().pattern(), std::to_string(c.members()),
-         std::to_string(c.pending()), std::to_string(c.in_flight()),
-         format_age(c.oldest_pending_age_ms()), std::to_string(c.received()),
-         std::to_string(c.delivered()), std::to_string(c.acked()),
-         std::to_string(c.redelivered()), std::to_string(c.dead_lettered()),
-         std::to_string(c.dropped()), std::to_string(c.scheduled()),
-         std::to_string(c.expired_ttl()),
-         rate_pair(c.received_per_second_1s(), c.received_per_second_10s()),
-         rate_pair(c.acked_per_second_1s(), c.acked_per_second_10s())});
+    std::vector<std::string> row{
+        g->name(),
+        g->settings().pattern(),
+        std::to_string(c.members()),
+        std::to_string(c.pending()),
+        std::to_string(c.in_flight()),
+        format_age(c.oldest_pending_age_ms()),
+        std::to_string(c.received()),
+        std::to_string(c.delivered()),
+        std::to_string(c.acked()),
+        std::to_string(c.redelivered()),
+        std::to_string(c.dead_lettered()),
+        std::to_string(c.dropped()),
+        std::to_string(c.scheduled()),
+        std::to_string(c.expired_ttl()),
+        rate_pair(c.received_per_second_1s(), c.received_per_second_10s()),
+        rate_pair(c.acked_per_second_1s(), c.acked_per_second_10s())};
+    if (owners)
+      row.insert(row.begin() + 1,
+                 g->owner_node().empty() ? "-" : g->owner_node());
+    table.add_row(row);
   }
   table.print(out);
 }
@@ -155,6 +174,8 @@ void print_member_table(std::ostream& out, const group_list& groups) {
 void write_group(json_writer& out, const pb::GroupInfo& info, bool with_members,
                  std::string_view name) {
   out.open_object(name).text("name", info.name());
+  if (!info.owner_node().empty())
+    out.text("owner_node", info.owner_node());
   write_settings(out, info.settings());
   write_counters(out, info.counters());
   if (with_members) {
