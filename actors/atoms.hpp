@@ -66,6 +66,9 @@ CAF_ADD_ATOM(tinybroker, tb, retire_atom, "retire")
 CAF_ADD_ATOM(tinybroker, tb, observe_atom, "observe")
 /// Group -> session: your membership ended (the group was deleted).
 CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
+/// Timer of a session: re-join a group whose node was lost (subscription id,
+/// attempt).
+CAF_ADD_ATOM(tinybroker, tb, rejoin_atom, "rejoin")
 /// Service -> router: create a group.
 CAF_ADD_ATOM(tinybroker, tb, create_atom, "create")
 /// Service -> router -> group: delete a group.

@@ -103,6 +103,7 @@ using session_actor = caf::typed_actor<
     caf::reacts_to<gdeliver_atom, group_delivery_batch>,
     caf::reacts_to<expired_atom, std::vector<uint64_t>>,
     caf::reacts_to<kicked_atom, uint64_t, std::string>,
+    caf::reacts_to<rejoin_atom, uint64_t, uint64_t>,
     caf::reacts_to<dlq_atom, message_ref>, caf::reacts_to<log_tick_atom>,
     caf::reacts_to<auth_atom, access_grant>,
     caf::reacts_to<rdeliver_atom, request_delivery>,

@@ -1,6 +1,7 @@
 #include "actors/session/publish_destinations.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace tb {
 
@@ -21,18 +22,52 @@ void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
         outcome.error = make_error_info(code, reply.reason);
     }
   };
+  // Refuses every position of a share with `err`.
+  auto refuse_all = [refuse](const std::vector<uint32_t>& positions,
+                             const error_info& err) {
+    enqueue_reply failed;
+    for (uint32_t i = 0; i < positions.size(); ++i)
+      failed.refused.push_back(i);
+    failed.reason = err.text;
+    refuse(positions, failed, err.code);
+  };
   for (auto& share : shares) {
-    self->request(share.group, caf::infinite, enqueue_atom_v,
+    // A remote group is watched: if its node is lost first, the share is
+    // refused at its down message (its reply never comes), and a reply
+    // after that, or the bounded timeout, finds nothing left to answer.
+    auto group = share.group;
+    auto positions =
+        std::make_shared<std::vector<uint32_t>>(std::move(share.positions));
+    uint64_t token = 0;
+    if (watch_group(self, group))
+      token = self->state.watch.wait(
+          group.address(),
+          [count_down, refuse_all, positions](const error_info& err) {
+            refuse_all(*positions, err);
+            count_down();
+          });
+    self->request(group, group_reply_timeout(self, group), enqueue_atom_v,
                   std::move(share.messages))
         .then(
-            [count_down, refuse,
-             positions = std::move(share.positions)](enqueue_reply& reply) {
-              refuse(positions, reply, ec::group_full);
+            [self, group, token, count_down, refuse,
+             positions](enqueue_reply& reply) {
+              if (!end_group_wait(self, group, token))
+                return;
+              refuse(*positions, reply, ec::group_full);
               count_down();
             },
-            // A group deleted meanwhile holds nothing: not the publisher's
-            // problem.
-            [count_down](caf::error&) { count_down(); });
+            [self, group, token, count_down, refuse_all,
+             positions](caf::error& err) {
+              if (!end_group_wait(self, group, token))
+                return;
+              // No reply in time from a remote group: unavailable. A group
+              // deleted meanwhile holds nothing: not the publisher's
+              // problem.
+              if (err == caf::sec::request_timeout)
+                refuse_all(*positions,
+                           group_no_reply_error(group_name_of(self, group)));
+              count_down();
+            });
   }
   for (auto& share : delayed) {
     auto shard = caf::actor_cast<topic_shard_actor>(share.shard);

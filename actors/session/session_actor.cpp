@@ -301,6 +301,8 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
     log_end(self, "stopped");
     self->quit(msg.reason);
   });
+  // From the remote groups the session watches (group_watch.hpp).
+  self->set_down_handler([self](caf::down_msg& msg) { group_down(self, msg); });
   return {
       [self](frame_atom, const client_frame_ptr& frame) {
         if (!self->state.closing)
@@ -346,6 +348,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       },
       [self](kicked_atom, uint64_t subscription_id, const std::string& reason) {
         end_membership(self, subscription_id, reason);
+      },
+      [self](rejoin_atom, uint64_t subscription_id, uint64_t attempt) {
+        try_rejoin(self, subscription_id, attempt);
       },
       [self](remote_atom, std::vector<message_ref>& msgs) {
         // Messages from a peer node's link (actors/link/link_in.hpp).

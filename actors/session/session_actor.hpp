@@ -27,6 +27,7 @@
 #include "actors/ring_queue.hpp"
 #include "actors/session/delivery_buffer.hpp"
 #include "actors/session/frame_sink.hpp"
+#include "actors/session/group_watch.hpp"
 #include "actors/session/request_book.hpp"
 #include "actors/session/route_cache.hpp"
 #include "actors/session/session_log.hpp"
@@ -115,6 +116,23 @@ struct membership {
   /// dispatches as soon as it has the member, while the confirmation takes
   /// the longer way through the router. Written after the Subscribed frame.
   std::vector<group_delivery> early;
+  /// The pattern it joined with, to re-join the same way.
+  std::string pattern;
+  /// What it told the group about itself, to re-join the same way.
+  member_spec spec;
+  /// True while it re-joins by itself: its group's node was lost (cluster;
+  /// actors/session/session_rejoin.cpp).
+  bool rejoining = false;
+  /// The lost group it re-joins after (an answer naming it again is retried).
+  caf::actor_addr lost;
+  /// When re-joining started.
+  caf::actor_clock::time_point rejoin_since;
+  /// The delay before the next attempt.
+  caf::timespan rejoin_delay{0};
+  /// The current attempt; a timer of another attempt is stale.
+  uint64_t rejoin_attempt = 0;
+  /// Why the last attempt failed.
+  std::string rejoin_error;
 };
 
 /// State of a session actor.
@@ -151,6 +169,8 @@ struct session_state {
   ring_queue<group_delivery> group_outbox;
   /// Requests sent and received, with their deadlines.
   request_book requests;
+  /// The remote groups this session monitors, and what waits on each.
+  group_watch watch;
   /// Frames other than deliveries, written first.
   ring_queue<std::unique_ptr<tinybroker::v1::ServerFrame>> control;
   /// Client frames processed but not yet released to the reader, because
@@ -316,6 +336,45 @@ void end_membership(session_pointer self, uint64_t subscription_id,
 /// Moves up to `max` group deliveries into `frame`; returns how many.
 size_t drain_group_outbox(session_state& st, tinybroker::v1::ServerFrame& frame,
                           size_t max);
+
+// -- groups on other nodes (actors/session/group_watch.cpp, session_rejoin.cpp)
+
+/// Returns the timeout of a request to `group`: bounded for a remote group
+/// (`group_watch::reply_timeout`), infinite for a local one.
+caf::duration group_reply_timeout(session_pointer self,
+                                  const group_actor& group);
+
+/// Monitors `group` once if it is remote (learning its name unless `name`
+/// gives it); returns true if it is remote.
+bool watch_group(session_pointer self, const group_actor& group,
+                 const std::string& name = {});
+
+/// Records an operation waiting on a reply of `group`, answered by `fail`
+/// if the group's node is lost first; returns its token (0 for a local
+/// group: nothing to watch).
+uint64_t wait_on_group(session_pointer self, const group_actor& group,
+                       group_watch::fail_fn fail);
+
+/// Ends the wait `token` on `group`: true if the caller answers it now, false
+/// if it was answered already (its node was lost).
+bool end_group_wait(session_pointer self, const group_actor& group,
+                    uint64_t token);
+
+/// Returns the name of the watched `group`, or empty if unknown.
+std::string group_name_of(session_pointer self, const group_actor& group);
+
+/// Handles a down message: a group whose node was lost answers everything
+/// that waits on it (node_unavailable) and its memberships re-join.
+void group_down(session_pointer self, caf::down_msg& msg);
+
+/// Starts re-joining every membership of the lost group `group`, dropping
+/// what the client held from it.
+void rejoin_lost_memberships(session_pointer self,
+                             const caf::actor_addr& group);
+
+/// Runs re-join attempt `attempt` of membership `subscription_id`.
+void try_rejoin(session_pointer self, uint64_t subscription_id,
+                uint64_t attempt);
 
 // -- request/reply (actors/session/session_requests.cpp) ----------------------
 

@@ -95,7 +95,11 @@ void join_group(session_pointer self, const subscribe_answer_ptr& answer,
   auto spec = member_spec{
       id,      granted,        {req.tags().begin(), req.tags().end()},
       st.peer, st.client_name, st.grant.token};
-  st.memberships.emplace(id, membership{req.group(), {}, granted, {}});
+  auto& m = st.memberships[id];
+  m.group = req.group();
+  m.max_in_flight = granted;
+  m.pattern = req.pattern();
+  m.spec = spec;
   ++st.stats.subscriptions;
   ++answer->pending;
   self->request(st.ctx.router, caf::infinite, join_atom_v, req.group(),
@@ -112,6 +116,9 @@ void join_group(session_pointer self, const subscribe_answer_ptr& answer,
               return;
             }
             i->second.handle = group;
+            // A group on another node is monitored: its node's loss makes
+            // the membership re-join (actors/session/session_rejoin.cpp).
+            watch_group(self, group, i->second.group);
             confirm_subscription(self, *answer, id);
             for (auto& item : i->second.early)
               st.group_outbox.push_back(std::move(item));

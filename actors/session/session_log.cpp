@@ -20,6 +20,11 @@ std::vector<log::field> session_log::who(log::fields rest) const {
   return result;
 }
 
+void session_log::note(log::level lvl, std::string_view msg,
+                       log::fields rest) const {
+  log::write(lvl, msg, who(rest));
+}
+
 void session_log::subscribed(uint64_t subscription_id,
                              std::string_view pattern) {
   subscription sub;

@@ -98,6 +98,10 @@ public:
   void closed(const session_stats& stats, std::string_view ended,
               time_point now);
 
+  /// Writes one line about the session's client at `lvl`: its `peer` (and
+  /// `name`), then `rest` (e.g. a membership re-joining its group).
+  void note(log::level lvl, std::string_view msg, log::fields rest) const;
+
   /// Returns true once `closed` wrote the last line.
   bool is_closed() const noexcept {
     return closed_;

@@ -124,11 +124,33 @@ void send_to_group(session_pointer self, const std::string& name,
   self->request(st.ctx.router, caf::infinite, find_atom_v, name, topic)
       .await(
           [self, key, msg, target](group_actor group) {
-            self->request(group, caf::infinite, request_atom_v, msg, target)
-                .await([self](caf::ok_atom) { ++self->state.stats.published; },
-                       [self, key](caf::error& err) {
-                         no_responders(self, key, to_error_info(err));
-                       });
+            // The request is in the group's mailbox once sent: its answer
+            // need not hold back the client's later frames. A remote group
+            // is watched: if its node is lost first, the request fails at
+            // the down message (the reply never comes), and the bounded
+            // timeout ends the handler.
+            uint64_t token = 0;
+            if (watch_group(self, group))
+              token = self->state.watch.wait(
+                  group.address(), [self, key](const error_info& err) {
+                    no_responders(self, key, err);
+                  });
+            self->request(group, group_reply_timeout(self, group),
+                          request_atom_v, msg, target)
+                .then(
+                    [self, group, token](caf::ok_atom) {
+                      if (end_group_wait(self, group, token))
+                        ++self->state.stats.published;
+                    },
+                    [self, group, token, key](caf::error& err) {
+                      if (!end_group_wait(self, group, token))
+                        return;
+                      no_responders(
+                          self, key,
+                          err == caf::sec::request_timeout
+                              ? group_no_reply_error(group_name_of(self, group))
+                              : to_error_info(err));
+                    });
           },
           [self, key](caf::error& err) {
             no_responders(self, key, to_error_info(err));
@@ -274,7 +296,12 @@ void send_reply(session_pointer self, uint64_t request_id, pb::Reply& reply) {
   for (auto& [name, value] : reply.headers())
     body.headers.emplace_back(name, value);
   auto caller = caf::actor_cast<session_actor>(open->reply.caller);
-  self->request(caller, caf::infinite, reply_atom_v, open->reply.request,
+  // Bounded: the caller may be a session on another node, whose loss would
+  // leave an infinite request waiting forever (CAF 0.17).
+  auto timeout = caller.node() != self->node()
+                     ? caf::duration{group_watch::reply_timeout}
+                     : caf::duration{caf::infinite};
+  self->request(caller, timeout, reply_atom_v, open->reply.request,
                 std::move(body))
       .then(
           [self](bool delivered) {

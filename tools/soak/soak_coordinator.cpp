@@ -12,26 +12,13 @@
 
 #include "client/connection.hpp"
 #include "tools/soak/soak.hpp"
+#include "tools/soak/soak_cluster.hpp"
 #include "tools/soak/soak_process.hpp"
+#include "tools/soak/soak_run.hpp"
 
 namespace tb::soak {
 
-namespace {
-
-namespace pb = tinybroker::v1;
-using namespace std::chrono_literals;
-using clock_type = std::chrono::steady_clock;
-
-// How often the coordinator looks at its children and the broker's RSS.
-constexpr auto tick = 50ms;
-
-// How often RSS is sampled.
-constexpr auto sample_every = 1s;
-
-// Seconds between two time points.
-double seconds(clock_type::time_point from, clock_type::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
+namespace detail {
 
 // Returns the counters of group `name`, or nothing.
 std::optional<pb::GroupCounters> counters_of(client::connection& conn,
@@ -57,70 +44,19 @@ uint64_t line_count(const std::string& path) {
   return n;
 }
 
-// The state of one run.
-class run {
-public:
-  run(const soak_config& cfg, soak_report& report)
-      : cfg_(cfg), report_(report), self_(self_path()),
-        rng_(cfg.seed != 0 ? cfg.seed : std::random_device{}()) {
-    // nop
-  }
-
-  int operator()();
-
-private:
-  // Starts this program in `role` with `args`; its output goes to
-  // `<name>.out` and its records to `<name>.log`.
-  std::unique_ptr<child> spawn(const std::string& role, const std::string& name,
-                               std::vector<std::string> args) {
-    std::vector<std::string> all{role, "--server", server_, "--log",
-                                 dir_ + "/" + name + ".log"};
-    all.insert(all.end(), args.begin(), args.end());
-    return std::make_unique<child>(self_, all, dir_ + "/" + name + ".out");
-  }
-
-  // Starts worker `slot` (its next generation).
-  void start_worker(std::size_t slot) {
-    auto name = "worker-" + std::to_string(slot) + "-" +
-                std::to_string(generation_[slot]++);
-    worker_logs_.push_back(dir_ + "/" + name + ".log");
-    workers_[slot] =
-        spawn("worker", name,
-              {"--group", group_, "--pattern", pattern_, "--reject-every",
-               std::to_string(cfg_.reject_every)});
-  }
-
-  bool start_broker();
-  bool start_roles();
-  void load_phase();
-  void drain();
-  void stop_roles();
-  void check();
-  void stop_broker();
-
-  void fail(std::string sentence) {
-    report_.failures.push_back(std::move(sentence));
-  }
-
-  const soak_config& cfg_;
-  soak_report& report_;
-  std::string self_;
-  std::mt19937_64 rng_;
-  std::string dir_, server_, group_, pattern_;
-  int broker_pid_ = 0;
-  std::unique_ptr<child> broker_;
-  std::unique_ptr<client::connection> conn_;
-  std::unique_ptr<child> dead_letters_;
-  std::vector<std::unique_ptr<child>> subscribers_, publishers_, workers_;
-  std::vector<unsigned> generation_;
-  std::vector<std::string> worker_logs_;
-  ledger ledger_;
-};
-
 bool run::start_broker() {
   if (!cfg_.server.empty()) {
     server_ = cfg_.server;
     broker_pid_ = cfg_.broker_pid;
+    return true;
+  }
+  if (cfg_.nodes > 1) {
+    cluster_ =
+        std::make_unique<soak_cluster>(cfg_.broker_binary, dir_, cfg_.nodes);
+    if (!cluster_->start_all())
+      return false;
+    server_ = cluster_->address(0);
+    broker_pid_ = cluster_->pid(0);
     return true;
   }
   auto out = dir_ + "/broker.out";
@@ -156,6 +92,8 @@ bool run::start_roles() {
                  status.error_message().c_str());
     return false;
   }
+  if (cluster_ && !place_roles(info))
+    return false;
   std::vector<std::string> ready;
   auto ready_arg = [&](const std::string& name) {
     ready.push_back(dir_ + "/" + name + ".ready");
@@ -166,9 +104,11 @@ bool run::start_roles() {
       {"--pattern", "$dlq." + group_, "--ready", ready_arg("dead-letters")});
   for (unsigned i = 0; i < cfg_.subscribers; ++i) {
     auto name = "subscriber-" + std::to_string(i);
-    subscribers_.push_back(
-        spawn("subscriber", name,
-              {"--pattern", pattern_, "--ready", ready_arg(name)}));
+    // With a cluster, every other subscriber sits on the group's node: the
+    // messages cross to it.
+    subscribers_.push_back(spawn(
+        "subscriber", name, {"--pattern", pattern_, "--ready", ready_arg(name)},
+        cluster_ && i % 2 == 1 ? cluster_->address(owner_) : server_));
   }
   workers_.resize(cfg_.workers);
   generation_.assign(cfg_.workers, 0);
@@ -197,6 +137,9 @@ void run::load_phase() {
                                                             spread(rng_));
   };
   auto next_kill = start + next_gap();
+  auto next_node_kill =
+      start + std::chrono::duration_cast<clock_type::duration>(
+                  cfg_.node_kill_every * spread(rng_));
   auto next_sample = start;
   auto deadline = start + cfg_.duration + 60s;
   for (;;) {
@@ -217,6 +160,13 @@ void run::load_phase() {
       ++report_.kills;
       start_worker(slot);
       next_kill = now + next_gap();
+    }
+    if (cluster_ && now >= next_node_kill) {
+      if (!kill_victim())
+        break;
+      next_node_kill =
+          clock_type::now() + std::chrono::duration_cast<clock_type::duration>(
+                                  cfg_.node_kill_every * spread(rng_));
     }
     for (std::size_t i = 0; i < workers_.size(); ++i)
       if (!workers_[i]->running()) {
@@ -269,82 +219,6 @@ void run::drain() {
   }
 }
 
-void run::stop_roles() {
-  for (std::size_t i = 0; i < workers_.size(); ++i)
-    if (workers_[i]->stop(SIGTERM, 10s) != 0)
-      fail("worker " + std::to_string(i) + " did not stop cleanly");
-  std::vector<child*> subs{dead_letters_.get()};
-  for (auto& s : subscribers_)
-    subs.push_back(s.get());
-  for (auto* s : subs)
-    if (s->stop(SIGTERM, 10s) != 0)
-      fail("a subscriber's stream ended early or it did not stop cleanly");
-}
-
-void run::check() {
-  for (auto& path : worker_logs_)
-    ledger_.read_worker_log(path);
-  ledger_.read_dead_letter_log(dir_ + "/dead-letters.log");
-  report_.group = ledger_.check();
-  auto& g = report_.group;
-  if (g.lost > 0)
-    fail(std::to_string(g.lost) + " messages were lost");
-  if (g.duplicates > 0)
-    fail(std::to_string(g.duplicates) +
-         " messages were delivered twice with the same attempt number");
-  if (g.rejected_not_dead_lettered > 0)
-    fail(std::to_string(g.rejected_not_dead_lettered) +
-         " rejected messages did not reach the dead letter topic");
-  if (g.unknown > 0)
-    fail(std::to_string(g.unknown) + " delivered keys were never published");
-  if (report_.broker_received != g.published ||
-      report_.broker_acked != g.acked ||
-      report_.broker_dead_lettered != g.dead_lettered)
-    fail("the broker's group counters (received, acked, dead-lettered) "
-         "differ from the logs");
-  for (unsigned i = 0; i < cfg_.subscribers; ++i) {
-    std::ifstream in{dir_ + "/subscriber-" + std::to_string(i) + ".log"};
-    std::string word;
-    uint64_t received = 0, dropped = 0, out_of_order = 0;
-    in >> word >> received >> word >> dropped >> word >> out_of_order;
-    report_.fanout_received += received;
-    report_.fanout_dropped += dropped;
-    report_.fanout_out_of_order += out_of_order;
-    if (received + dropped != g.published)
-      ++report_.fanout_incomplete;
-  }
-  if (report_.worker_exits > 0)
-    fail(std::to_string(report_.worker_exits) +
-         " workers exited without being killed (a stream ended early)");
-  if (report_.fanout_out_of_order > 0)
-    fail("fan-out subscribers saw messages out of publish order");
-  if (report_.fanout_incomplete > 0)
-    fail("fan-out subscribers' received + dropped differ from published");
-  report_.rss_result =
-      judge_rss(report_.rss, cfg_.rss_margin_pct, cfg_.rss_margin_mib);
-  if (!report_.rss_result.flat)
-    fail("the broker's RSS grew beyond the allowed margin");
-}
-
-void run::stop_broker() {
-  if (!broker_) {
-    // A broker we were given: leave it as we found it.
-    pb::DeleteGroupRequest request;
-    request.set_name(group_);
-    pb::DeleteGroupReply reply;
-    grpc::ClientContext ctx;
-    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
-    conn_->stub().DeleteGroup(&ctx, request, &reply);
-    return;
-  }
-  auto start = clock_type::now();
-  auto code = broker_->stop(SIGTERM, 30s);
-  report_.broker_stop_seconds = seconds(start, clock_type::now());
-  report_.broker_exit = code.value_or(-1);
-  if (code != 0)
-    fail("the broker did not exit 0 on SIGTERM");
-}
-
 int run::operator()() {
   auto start = clock_type::now();
   dir_ = cfg_.work_dir;
@@ -385,10 +259,10 @@ int run::operator()() {
   return exit_ok;
 }
 
-} // namespace
+} // namespace detail
 
 int run_soak(const soak_config& cfg, soak_report& report) {
-  return run{cfg, report}();
+  return detail::run{cfg, report}();
 }
 
 } // namespace tb::soak

@@ -30,6 +30,12 @@ struct soak_config {
   unsigned subscribers = 2;
   /// Group worker processes.
   unsigned workers = 4;
+  /// Broker nodes: 1 runs one broker; 3 or more run a cluster whose
+  /// group lives on one node while the workers sit on two others, and one
+  /// of those is killed and restarted every `node_kill_every`.
+  unsigned nodes = 1;
+  /// The mean time between node kills (with `nodes` > 1).
+  std::chrono::milliseconds node_kill_every{10000};
   /// The mean time between worker kills.
   std::chrono::milliseconds kill_every{2000};
   /// Workers' microseconds of work per delivery, so kills find messages
@@ -66,6 +72,13 @@ struct soak_report {
   ledger::result group;
   /// Workers killed with SIGKILL, and workers that exited on their own.
   uint64_t kills = 0, worker_exits = 0;
+  /// Cluster: nodes killed with SIGKILL (each with its workers), and the
+  /// node that owns the group, that takes the publishers and that is
+  /// killed.
+  uint64_t node_kills = 0;
+  /// Cluster: the names of the group's owner node, the node the publishers
+  /// and half the workers use, and the node killed (with the other half).
+  std::string owner_node, stable_node, victim_node;
   /// Fan-out: messages received, dropped (told by the broker) and out of
   /// order, over all subscribers.
   uint64_t fanout_received = 0, fanout_dropped = 0, fanout_out_of_order = 0;

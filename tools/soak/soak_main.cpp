@@ -40,7 +40,8 @@ void add_role_options(CLI::App& cmd, role_config& cfg) {
 int main(int argc, char** argv) {
   soak_config cfg;
   role_config role;
-  std::string duration = "10m", kill_every = "2s", drain = "60s";
+  std::string duration = "10m", kill_every = "2s", drain = "60s",
+              node_kill_every = "10s";
   std::string die_at = "none";
   bool quick = false;
   long long role_duration_ms = 60000, role_work_us = 0;
@@ -73,6 +74,12 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0u, 64u));
   app.add_option("--workers", cfg.workers, "group worker processes")
       ->check(CLI::Range(1u, 64u));
+  app.add_option("--nodes", cfg.nodes,
+                 "broker nodes: 1, or 3 for a cluster whose workers' node is "
+                 "killed and restarted (docs/operations.md)")
+      ->check(CLI::IsMember({1u, 3u}));
+  app.add_option("--node-kill-every", node_kill_every,
+                 "mean time between node kills with --nodes 3 (default 10s)");
   app.add_option("--kill-every", kill_every,
                  "mean time between worker kills (default 2s)");
   app.add_option("--work-us", cfg.work_us,
@@ -153,14 +160,17 @@ int main(int argc, char** argv) {
   auto d = parse_duration(quick ? "1m" : duration);
   auto k = parse_duration(kill_every);
   auto t = parse_duration(drain);
-  if (!d || !k || !t) {
-    std::fprintf(stderr, "tinybroker-soak: --duration, --kill-every and "
-                         "--drain-timeout take a positive duration with a "
-                         "unit: 500ms, 90s, 10m, 1h\n");
+  auto n = parse_duration(node_kill_every);
+  if (!d || !k || !t || !n) {
+    std::fprintf(stderr, "tinybroker-soak: --duration, --kill-every, "
+                         "--node-kill-every and --drain-timeout take a "
+                         "positive duration with a unit: 500ms, 90s, 10m, "
+                         "1h\n");
     return exit_usage;
   }
   cfg.duration = *d;
   cfg.kill_every = *k;
+  cfg.node_kill_every = *n;
   cfg.drain_timeout = *t;
   if (cfg.broker_binary.empty()) {
     auto self = self_path();
@@ -168,6 +178,11 @@ int main(int argc, char** argv) {
   }
   if (!cfg.server.empty() && !is_loopback(cfg.server)) {
     std::fprintf(stderr, "tinybroker-soak: only loopback servers\n");
+    return exit_usage;
+  }
+  if (!cfg.server.empty() && cfg.nodes > 1) {
+    std::fprintf(stderr, "tinybroker-soak: --nodes 3 starts its own nodes: "
+                         "leave out --server\n");
     return exit_usage;
   }
   if (!cfg.server.empty() && cfg.broker_pid <= 0) {

@@ -46,6 +46,12 @@ void print_text(const soak_config& cfg, const soak_report& r) {
               static_cast<unsigned long long>(g.deliveries),
               static_cast<unsigned long long>(g.redeliveries),
               static_cast<unsigned long long>(g.duplicates));
+  if (!r.victim_node.empty())
+    std::printf("  cluster  group on %s; publishers on %s; %s killed %llu "
+                "times (SIGKILL, with its workers) and restarted\n",
+                r.owner_node.c_str(), r.stable_node.c_str(),
+                r.victim_node.c_str(),
+                static_cast<unsigned long long>(r.node_kills));
   std::printf("  broker   group received %llu, acked %llu, dead-lettered "
               "%llu, redelivered %llu, pending %llu, in flight %llu%s\n",
               static_cast<unsigned long long>(r.broker_received),
@@ -100,6 +106,7 @@ void print_json(const soak_config& cfg, const soak_report& r) {
       ",\"acked\":" + u(g.acked) + ",\"dead_lettered\":" + u(g.dead_lettered);
   out += ",\"lost\":" + u(g.lost) + ",\"kills\":" + u(r.kills);
   out += ",\"worker_exits\":" + u(r.worker_exits);
+  out += ",\"node_kills\":" + u(r.node_kills);
   out += ",\"deliveries\":" + u(g.deliveries);
   out += ",\"redeliveries\":" + u(g.redeliveries);
   out += ",\"duplicates\":" + u(g.duplicates);
