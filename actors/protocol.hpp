@@ -452,6 +452,12 @@ CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
+// handles and ids that cross nodes as message elements (groups across
+// nodes: a router's join of a remote group names the session; a member's
+// acks, nacks and leave to a remote group; a remote router's join answer)
+CAF_ADD_TYPE_ID(tinybroker, (tb::session_actor))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_actor))
+CAF_ADD_TYPE_ID(tinybroker, (std::vector<uint64_t>))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)
 
