@@ -452,10 +452,11 @@ CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
-// Top-level elements of what a member session sends a group on another
-// node (join, ack, nack, reject, progress, leave) and the group sends back
-// (expired): a message element crosses nodes only with a type ID.
+// Top-level elements of what crosses nodes for groups: a member session's
+// join, ack, nack, reject, progress and leave to a group on another node,
+// what the group sends back (expired), and a remote router's join answer.
 CAF_ADD_TYPE_ID(tinybroker, (tb::session_actor))
+CAF_ADD_TYPE_ID(tinybroker, (tb::group_actor))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<uint64_t>))
 
 CAF_END_TYPE_ID_BLOCK(tinybroker)

@@ -53,7 +53,9 @@ silent_group(group_actor::stateful_pointer<silent_group_state> self,
       [](progress_atom, session_actor&, std::vector<uint64_t>&) {},
       [](tick_atom) {},
       [group_name](stats_atom) {
-        return group_info{group_name, {}, {}, {}, 0};
+        group_info info;
+        info.name = group_name;
+        return info;
       },
       [](delete_atom) { return uint64_t{0}; },
       [](purge_atom) { return uint64_t{0}; },
@@ -88,8 +90,10 @@ protected:
                       const test_session& publisher, const std::string& topic) {
     silent = sys.spawn(silent_group, name);
     auto settings = group_settings(pattern);
-    deref<router_state>(router).groups.emplace(
-        name, router_group{silent, settings, 0});
+    router_group entry;
+    entry.handle = silent;
+    entry.settings = settings;
+    deref<router_state>(router).groups.emplace(name, std::move(entry));
     publish(publisher, topic, 1, "warmup"); // creates the topic, caches it
     for (auto& shard : deref<router_state>(router).shards)
       query<caf::ok_atom>(shard, add_group_atom_v, pattern, silent,
