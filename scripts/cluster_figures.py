@@ -7,10 +7,15 @@ All nodes run on this machine and share its cores; each figure prints the
 Run under the build lock on a shared machine, one figure at a time:
 
   flock /tmp/tb-build.lock scripts/cluster_figures.py --build build s1
-  (figures: s1 s4 order sigstop flood stopped costs tls)
+  (figures: s1 s3 s4 order sigstop flood stopped costs tls)
 
 s1       S1 (1 -> 1, 128 B, bulk, --paced) publisher on n1, subscriber on
          n2, against one broker: medians of --rounds, ratio
+s3       S3 (4 workers, acked) publisher on n1, workers on n2, against one
+         broker: acked msgs/s, missing and duplicates; each cluster round
+         says which node owned the group (HRW of its fresh name), and the
+         ratio is given over the rounds whose owner was not the workers'
+         node (owner and workers on different nodes) and over all
 s4       S4 at 5k msgs/s: p50 and p99 cross-node against one broker
 order    1M messages from n1 to subscribers on n1, n2 and n3: in order,
          none missing or twice (the bench's sequence numbers), time, msgs/s
@@ -129,6 +134,49 @@ def fig_tls(a):
         med["cluster"]["delivered_msgs_per_s"]
     say(f"S1 over TLS median single {s:,.0f} msgs/s  n1->n2 {c:,.0f} msgs/s"
         f"  ratio {c / s:.3f}")
+
+
+def fig_s3(a):
+    """S3 across nodes: the bench creates a fresh group (bench-<run id>)
+    through n1, the cluster puts it on its HRW owner; the owner's log names
+    it ("group created group=bench-<id>")."""
+    args = ["--scenario", "s3", "--messages", str(a.s3_messages)]
+    single_rates, cross = [], []
+    with Single(a.broker) as single, \
+            Cluster(a.broker, 3, "", a.node_toml) as cluster:
+        for r in range(a.rounds):
+            for which in (["single", "cluster"] if r % 2 == 0
+                          else ["cluster", "single"]):
+                if which == "single":
+                    rep = run_bench(a.bench, ["--server", single.address] +
+                                    args)
+                    single_rates.append(dig(rep, "acked_msgs_per_s"))
+                    say(f"round {r + 1} single : acked "
+                        f"{single_rates[-1]:,.0f} msgs/s missing "
+                        f"{rep['missing']} duplicates {rep['duplicates']} "
+                        f"load={loadavg():.2f}")
+                    continue
+                rep = run_bench(a.bench, cross_args(cluster) + args)
+                needle = f"group created group=bench-{rep['run_id']} "
+                owner = next((n.name for n in cluster.nodes
+                              if needle in n.log_text()), "?")
+                cross.append((dig(rep, "acked_msgs_per_s"), owner,
+                              rep["missing"], rep["duplicates"]))
+                say(f"round {r + 1} cluster: acked {cross[-1][0]:,.0f} msgs/s"
+                    f" owner {owner} (publisher n1, workers n2) missing "
+                    f"{rep['missing']} duplicates {rep['duplicates']} "
+                    f"load={loadavg():.2f}")
+    s = statistics.median(single_rates)
+    apart = [c for c in cross if c[1] != "n2"]
+    all_c = statistics.median(c[0] for c in cross)
+    say(f"S3 median single {s:,.0f} acked msgs/s; across nodes (all "
+        f"rounds) {all_c:,.0f}, ratio {all_c / s:.3f}")
+    if apart:
+        m = statistics.median(c[0] for c in apart)
+        say(f"S3 owner and workers on different nodes ({len(apart)} of "
+            f"{len(cross)} rounds) {m:,.0f}, ratio {m / s:.3f} "
+            f"(target >= 0.6); missing {sum(c[2] for c in cross)}, "
+            f"duplicates {sum(c[3] for c in cross)} over all rounds")
 
 
 def fig_s4(a):
@@ -343,7 +391,7 @@ def fig_costs(a):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("figures", nargs="+",
-                   choices=["s1", "s4", "order", "sigstop", "flood",
+                   choices=["s1", "s3", "s4", "order", "sigstop", "flood",
                             "stopped", "costs", "tls"])
     p.add_argument("--build", default="build",
                    help="the build directory (tinybroker, -bench, -cli)")
@@ -352,6 +400,7 @@ def main():
                    help="top-level TOML for each node of s1/s4, e.g. "
                         "'worker_threads = 1'")
     p.add_argument("--s1-messages", type=int, default=1_000_000)
+    p.add_argument("--s3-messages", type=int, default=500_000)
     p.add_argument("--order-messages", type=int, default=1_000_000)
     p.add_argument("--stops", type=int, default=5)
     p.add_argument("--flood-seconds", type=float, default=60)
