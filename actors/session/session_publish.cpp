@@ -201,7 +201,9 @@ void route_and_confirm(session_pointer self, std::shared_ptr<publish_job> job) {
     self->send(dest, deliver_atom_v, std::move(batch));
   for (auto& [link, msgs] : links)
     self->send(link, link_atom_v, std::move(msgs));
-  st.stats.published += job->accepted.size() - duplicates;
+  // Messages from a link were counted as published on their own node.
+  if (!job->from_link)
+    st.stats.published += job->accepted.size() - duplicates;
   if (shares.empty() && delayed.empty())
     finish_publish(self, *job);
   else

@@ -70,7 +70,7 @@ bool ClusterFixture::start(cluster_node& n, const std::string& extra,
   return n.process->wait_ready(timeout);
 }
 
-tinybroker::v1::ClusterStats ClusterFixture::stats(const cluster_node& n) {
+tinybroker::v1::StatsReply ClusterFixture::full_stats(const cluster_node& n) {
   if (!n.process)
     return {};
   auto channel = grpc::CreateChannel(n.process->address(),
@@ -82,7 +82,7 @@ tinybroker::v1::ClusterStats ClusterFixture::stats(const cluster_node& n) {
   tinybroker::v1::StatsReply reply;
   if (!stub->Stats(&ctx, request, &reply).ok())
     return {};
-  return reply.cluster();
+  return reply;
 }
 
 std::string ClusterFixture::state_of(const cluster_node& n,

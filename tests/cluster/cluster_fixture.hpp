@@ -49,8 +49,13 @@ protected:
              const std::string& tail = {},
              std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+  /// Returns node `n`'s whole Stats reply (empty on failure).
+  tinybroker::v1::StatsReply full_stats(const cluster_node& n);
+
   /// Returns node `n`'s cluster section of Stats (empty on failure).
-  tinybroker::v1::ClusterStats stats(const cluster_node& n);
+  tinybroker::v1::ClusterStats stats(const cluster_node& n) {
+    return full_stats(n).cluster();
+  }
 
   /// Returns the state node `n` gives the peer called or at `key`, or ""
   /// if it does not list it.

@@ -71,6 +71,10 @@ TEST_F(ClusterFixture, AMessageCrossesToAPeerOnceWhateverItsSubscribers) {
   EXPECT_TRUE(to_n2.interest_synced());
   EXPECT_EQ(traffic_peer(stats(n1), "n3").messages_sent(), 0u);
   EXPECT_EQ(traffic_peer(stats(n3), "n1").messages_received(), 0u);
+  // Published counts what this node's publishers sent: the messages that
+  // came over the link are n1's, not n2's as well.
+  EXPECT_EQ(full_stats(n1).broker().published(), uint64_t{total});
+  EXPECT_EQ(full_stats(n2).broker().published(), 0u);
 
   // The CLI shows sent, received and dropped per peer.
   auto [code, out] = run_command(
