@@ -452,10 +452,12 @@ CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
 CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
-// handles and ids that cross nodes as message elements (groups across
-// nodes: a router's join of a remote group names the session; a member's
-// acks, nacks and leave to a remote group; a remote router's join answer)
+// Top-level elements of what a member session sends a group on another
+// node (join, ack, nack, reject, progress, leave) and the group sends back
+// (expired): a message element crosses nodes only with a type ID.
 CAF_ADD_TYPE_ID(tinybroker, (tb::session_actor))
+// A group handle as a top-level element: a remote router's answer to a
+// forwarded join or find (groups across nodes, session side).
 CAF_ADD_TYPE_ID(tinybroker, (tb::group_actor))
 CAF_ADD_TYPE_ID(tinybroker, (std::vector<uint64_t>))
 

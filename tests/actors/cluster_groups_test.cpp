@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <caf/binary_deserializer.hpp>
+#include <caf/binary_serializer.hpp>
+
 #include "actors/router/router_directory.hpp"
 #include "tests/actors/group_fixture.hpp"
 
@@ -481,6 +484,27 @@ TEST_F(ClusterGroups, TwoOwnersOfOneNameResolveToTheHigherHrwRank) {
   EXPECT_FALSE(terminated(kept));
   EXPECT_GE(state_of(router).group_conflicts, 1u);
   EXPECT_GE(state_of(n2).group_conflicts, 1u);
+}
+
+TEST_F(ClusterGroups, WhatAMemberSendsAGroupOnAnotherNodeCanCrossNodes) {
+  // join, ack, nack, reject, progress and leave carry the member's session
+  // handle, and acks a list of ids, as top-level elements: over CAF's
+  // network layer each needs a type ID, or the group gets an empty message.
+  auto member = spawn_session();
+  std::vector<caf::message> sent{
+      caf::make_message(tb::join_atom_v, member.hdl, tb::member_spec{}),
+      caf::make_message(tb::ack_atom_v, member.hdl,
+                        std::vector<uint64_t>{1, 2})};
+  for (auto& msg : sent) {
+    std::vector<char> buf;
+    caf::binary_serializer sink{sys, buf};
+    ASSERT_FALSE(sink(msg)) << to_string(msg);
+    caf::message copy;
+    caf::binary_deserializer source{sys, buf};
+    ASSERT_FALSE(source(copy));
+    EXPECT_EQ(copy.size(), 3u);
+    EXPECT_EQ(to_string(copy), to_string(msg));
+  }
 }
 
 } // namespace
