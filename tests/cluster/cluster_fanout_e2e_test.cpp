@@ -26,25 +26,6 @@ constexpr auto xnode_patience = 5000ms;
 
 class ClusterFanoutTest : public ClusterFixture {
 protected:
-  /// Starts nodes n1, n2 and n3 and waits until each synced with both
-  /// others.
-  void start_three() {
-    add_node("n1");
-    add_node("n2");
-    add_node("n3");
-    for (auto& n : nodes)
-      ASSERT_TRUE(start(*n)) << n->name;
-    for (auto& n : nodes)
-      ASSERT_TRUE(wait_synced(*n, 2, 5s)) << n->name << " did not sync";
-  }
-
-  /// Returns a client connection to node `n`'s gRPC address.
-  static std::unique_ptr<client::connection> connect(const cluster_node& n) {
-    auto conn = std::make_unique<client::connection>(n.process->address());
-    EXPECT_TRUE(conn->wait_connected(xnode_patience)) << n.name;
-    return conn;
-  }
-
   /// Subscribes `id` to `pattern` on `s` and waits for its Subscribed.
   static void xnode_subscribe(client::session& s, uint64_t id,
                               const std::string& pattern) {

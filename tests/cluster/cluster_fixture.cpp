@@ -5,11 +5,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 
+#include "tests/e2e/test_certs.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::test {
@@ -31,6 +33,22 @@ uint16_t cluster_free_port() {
 }
 
 } // namespace
+
+std::string make_node_cert(const std::string& name, const std::string& ca) {
+  const auto& certs = shared_test_certs();
+  auto base = certs.dir + "/" + name;
+  auto ext = base + ".ext";
+  auto cmd = "printf 'extendedKeyUsage=serverAuth,clientAuth\\n' > '" + ext +
+             "' && openssl req -new -newkey ec -pkeyopt "
+             "ec_paramgen_curve:P-256 -nodes -subj '/CN=" +
+             name + "' -keyout '" + base + ".key' -out '" + base +
+             ".csr' 2>/dev/null && openssl x509 -req -in '" + base +
+             ".csr' -CA '" + certs.path(ca + ".crt") + "' -CAkey '" +
+             certs.path(ca + ".key") + "' -CAcreateserial -days 2 -extfile '" +
+             ext + "' -out '" + base + ".crt' 2>/dev/null";
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  return base;
+}
 
 void ClusterFixture::TearDown() {
   for (auto& n : nodes)
@@ -119,6 +137,24 @@ bool ClusterFixture::wait_synced(const cluster_node& n, size_t count,
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   } while (std::chrono::steady_clock::now() < deadline);
   return false;
+}
+
+void ClusterFixture::start_three() {
+  add_node("n1");
+  add_node("n2");
+  add_node("n3");
+  for (auto& n : nodes)
+    ASSERT_TRUE(start(*n)) << n->name;
+  for (auto& n : nodes)
+    ASSERT_TRUE(wait_synced(*n, 2, std::chrono::seconds(5)))
+        << n->name << " did not sync";
+}
+
+std::unique_ptr<client::connection>
+ClusterFixture::connect(const cluster_node& n) {
+  auto conn = std::make_unique<client::connection>(n.process->address());
+  EXPECT_TRUE(conn->wait_connected(std::chrono::seconds(5))) << n.name;
+  return conn;
 }
 
 std::string ClusterFixture::metrics_of(const cluster_node& n) {

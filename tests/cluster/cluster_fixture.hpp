@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "client/connection.hpp"
 #include "tests/e2e/broker_process.hpp"
 #include "tinybroker.pb.h"
 
@@ -49,6 +50,14 @@ protected:
              const std::string& tail = {},
              std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+  /// Adds nodes n1, n2 and n3, starts them and waits until each synced with
+  /// both others.
+  void start_three();
+
+  /// Returns a client connection to node `n`'s gRPC address, connected (a
+  /// test failure if it does not connect within 5 s).
+  static std::unique_ptr<client::connection> connect(const cluster_node& n);
+
   /// Returns node `n`'s whole Stats reply (empty on failure).
   tinybroker::v1::StatsReply full_stats(const cluster_node& n);
 
@@ -83,6 +92,11 @@ protected:
   /// The nodes, in the order added.
   std::vector<std::unique_ptr<cluster_node>> nodes;
 };
+
+/// Makes `name`.crt/.key in the test certificate directory, signed by the
+/// test CA `ca` ("ca" or "other-ca"), for both TLS server and client use;
+/// returns the path without extension.
+std::string make_node_cert(const std::string& name, const std::string& ca);
 
 /// Returns the milliseconds since `start`.
 inline long long millis_since(std::chrono::steady_clock::time_point start) {

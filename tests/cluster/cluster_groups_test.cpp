@@ -42,25 +42,6 @@ constexpr auto group_dead_after = 500ms;
 
 class ClusterGroupsTest : public ClusterFixture {
 protected:
-  /// Starts nodes n1, n2 and n3 and waits until each synced with both
-  /// others.
-  void start_three() {
-    add_node("n1");
-    add_node("n2");
-    add_node("n3");
-    for (auto& n : nodes)
-      ASSERT_TRUE(start(*n)) << n->name;
-    for (auto& n : nodes)
-      ASSERT_TRUE(wait_synced(*n, 2, 5s)) << n->name << " did not sync";
-  }
-
-  /// Returns a client connection to node `n`'s gRPC address.
-  static std::unique_ptr<client::connection> connect(const cluster_node& n) {
-    auto conn = std::make_unique<client::connection>(n.process->address());
-    EXPECT_TRUE(conn->wait_connected(group_patience)) << n.name;
-    return conn;
-  }
-
   /// Returns a stub for the admin calls on node `n`.
   static std::unique_ptr<pb::Broker::Stub> stub(const cluster_node& n) {
     return pb::Broker::NewStub(client::make_channel(n.process->address()));

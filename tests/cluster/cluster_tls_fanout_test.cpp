@@ -20,24 +20,6 @@ namespace {
 using namespace std::chrono_literals;
 namespace pb = tinybroker::v1;
 
-// Makes `name`.crt/.key signed by the test CA for TLS server and client
-// use; returns the path without extension.
-std::string tls_fanout_node_cert(const std::string& name) {
-  const auto& certs = shared_test_certs();
-  auto base = certs.dir + "/" + name;
-  auto ext = base + ".ext";
-  auto cmd = "printf 'extendedKeyUsage=serverAuth,clientAuth\\n' > '" + ext +
-             "' && openssl req -new -newkey ec -pkeyopt "
-             "ec_paramgen_curve:P-256 -nodes -subj '/CN=" +
-             name + "' -keyout '" + base + ".key' -out '" + base +
-             ".csr' 2>/dev/null && openssl x509 -req -in '" + base +
-             ".csr' -CA '" + certs.path("ca.crt") + "' -CAkey '" +
-             certs.path("ca.key") + "' -CAcreateserial -days 2 -extfile '" +
-             ext + "' -out '" + base + ".crt' 2>/dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  return base;
-}
-
 // The [tls] table of a node with certificate `base`.
 std::string tls_fanout_table(const std::string& base) {
   return "[tls]\ncert = \"" + base + ".crt\"\nkey = \"" + base +
@@ -57,8 +39,8 @@ client::security_options tls_fanout_client(const std::string& node_cert_name) {
 class ClusterTlsFanoutTest : public ClusterFixture {};
 
 TEST_F(ClusterTlsFanoutTest, MessagesCrossATlsLinkInOrderOnce) {
-  auto a = tls_fanout_node_cert("tls-node-a");
-  auto b = tls_fanout_node_cert("tls-node-b");
+  auto a = make_node_cert("tls-node-a", "ca");
+  auto b = make_node_cert("tls-node-b", "ca");
   auto& n1 = add_node("n1");
   auto& n2 = add_node("n2");
   ASSERT_TRUE(start(n1, "tls = true", tls_fanout_table(a)));

@@ -25,25 +25,6 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Makes `name`.crt/.key in the test certificate directory, signed by CA
-// `ca` ("ca" or "other-ca"), for both TLS server and client use; returns
-// the path without extension.
-std::string make_node_cert(const std::string& name, const std::string& ca) {
-  const auto& certs = shared_test_certs();
-  auto base = certs.dir + "/" + name;
-  auto ext = base + ".ext";
-  auto cmd = "printf 'extendedKeyUsage=serverAuth,clientAuth\\n' > '" + ext +
-             "' && openssl req -new -newkey ec -pkeyopt "
-             "ec_paramgen_curve:P-256 -nodes -subj '/CN=" +
-             name + "' -keyout '" + base + ".key' -out '" + base +
-             ".csr' 2>/dev/null && openssl x509 -req -in '" + base +
-             ".csr' -CA '" + certs.path(ca + ".crt") + "' -CAkey '" +
-             certs.path(ca + ".key") + "' -CAcreateserial -days 2 -extfile '" +
-             ext + "' -out '" + base + ".crt' 2>/dev/null";
-  EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  return base;
-}
-
 // The [tls] table of a node with certificate `base` and CA `ca`.
 std::string tls_table(const std::string& base, const std::string& ca) {
   return "[tls]\ncert = \"" + base + ".crt\"\nkey = \"" + base +
