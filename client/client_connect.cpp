@@ -9,7 +9,6 @@
 #include "client/reach.hpp"
 #include "client/tls_diagnosis.hpp"
 
-
 namespace tb::client::detail {
 
 bool client_core::connect(lock& guard) {
