@@ -173,6 +173,10 @@ TEST_F(ClusterFiguresTest, AFloodAcrossALinkDeclaresNoLivePeerDead) {
 }
 
 TEST_F(ClusterFiguresTest, AStoppedPeerCostsThePublisherAtMostItsLinkBuffer) {
+#if defined(__SANITIZE_ADDRESS__) || defined(TINYBROKER_TSAN)
+  // Freed memory sits in the sanitizer's quarantine: RSS says nothing here.
+  GTEST_SKIP() << "RSS is not comparable in a sanitizer build";
+#endif
   // dead_after 30 s: the stopped peer stays up, so its link keeps it.
   auto& n1 = add_node("n1");
   auto& n2 = add_node("n2");
