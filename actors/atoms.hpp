@@ -167,3 +167,23 @@ CAF_ADD_ATOM(tinybroker, tb, gdel_atom, "gdel")
 /// Router -> peer router: every group it owns (on peer_up, part of the
 /// first sync).
 CAF_ADD_ATOM(tinybroker, tb, gsync_atom, "gsync")
+
+// -- replicas (actors/replica_types.hpp, issue 32) ----------------------------
+
+/// Router -> owner group: this replica keeps your copy (null: none), at
+/// this ownership term.
+CAF_ADD_ATOM(tinybroker, tb, replica_atom, "replica")
+/// Owner group -> replica: one chunk of its full state.
+CAF_ADD_ATOM(tinybroker, tb, rsnap_atom, "rsnap")
+/// Owner group -> replica: a batch the owner accepted.
+CAF_ADD_ATOM(tinybroker, tb, rhold_atom, "rhold")
+/// Owner group -> replica: messages delivered, returned or removed.
+CAF_ADD_ATOM(tinybroker, tb, rchange_atom, "rchange")
+/// Owner group -> replica: the group's new settings.
+CAF_ADD_ATOM(tinybroker, tb, rsettings_atom, "rsettings")
+/// Replica -> owner group: everything up to this sequence number applied.
+CAF_ADD_ATOM(tinybroker, tb, rack_atom, "rack")
+/// Router -> replica: hand over your state and quit (the owner died).
+CAF_ADD_ATOM(tinybroker, tb, promote_atom, "promote")
+/// Owner router -> replica node's router: keep a replica of this group.
+CAF_ADD_ATOM(tinybroker, tb, grepl_atom, "grepl")

@@ -27,10 +27,11 @@ inspect(Inspector& f, group_settings& x) {
   auto overflow = static_cast<uint8_t>(x.overflow);
   auto max_age_ms = static_cast<int64_t>(x.max_age.count());
   auto on_expiry = static_cast<uint8_t>(x.on_expiry);
+  auto dedup_window_ms = static_cast<int64_t>(x.dedup_window.count());
   return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
            x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
            overflow, x.dead_letter, x.policy, max_age_ms, on_expiry,
-           x.max_priority);
+           x.max_priority, dedup_window_ms, x.replicas);
 }
 
 /// Deserializes group settings.
@@ -43,8 +44,10 @@ inspect(Inspector& f, group_settings& x) {
   uint8_t overflow = 0;
   int64_t max_age_ms = 0;
   uint8_t on_expiry = 0;
+  int64_t dedup_window_ms = 0;
   auto apply = [&]() -> caf::error {
     x.ack_wait = std::chrono::milliseconds{ack_wait_ms};
+    x.dedup_window = std::chrono::milliseconds{dedup_window_ms};
     x.overflow = static_cast<overflow_policy>(overflow);
     x.max_age = std::chrono::milliseconds{max_age_ms};
     x.on_expiry = static_cast<expiry_action>(on_expiry);
@@ -53,7 +56,8 @@ inspect(Inspector& f, group_settings& x) {
   return f(caf::meta::type_name("group_settings"), x.pattern, ack_wait_ms,
            x.max_deliveries, x.max_pending_messages, x.max_pending_bytes,
            overflow, x.dead_letter, x.policy, max_age_ms, on_expiry,
-           x.max_priority, caf::meta::load_callback(apply));
+           x.max_priority, dedup_window_ms, x.replicas,
+           caf::meta::load_callback(apply));
 }
 
 /// What a session asks for when it joins a group.

@@ -33,6 +33,7 @@
 #include "actors/dedup_types.hpp"
 #include "actors/group_types.hpp"
 #include "actors/message.hpp"
+#include "actors/replica_types.hpp"
 #include "actors/stats_types.hpp"
 #include "auth/access_grant.hpp"
 #include "routing/error.hpp"
@@ -114,6 +115,17 @@ using session_actor = caf::typed_actor<
     // local fan-out subscribers only.
     caf::replies_to<remote_atom, std::vector<message_ref>>::with<caf::ok_atom>>;
 
+/// A group's copy on another node (actors/group/group_replica.hpp, issue
+/// 32): applies what its owner sends, in order, answers `rack`, never
+/// delivers; on `promote` hands its state to its router and quits.
+using replica_actor = caf::typed_actor<
+    caf::reacts_to<rsnap_atom, replica_chunk>,
+    caf::reacts_to<rhold_atom, uint64_t, std::vector<message_ref>>,
+    caf::reacts_to<rchange_atom, uint64_t, replica_change>,
+    caf::reacts_to<rsettings_atom, uint64_t, group_settings>,
+    caf::replies_to<promote_atom>::with<group_seed>,
+    caf::replies_to<stats_atom>::with<replica_stats>>;
+
 /// A consumer group: holds matching messages until a member acks them (see
 /// actors/group/group_actor.hpp).
 using group_actor = caf::typed_actor<
@@ -129,7 +141,11 @@ using group_actor = caf::typed_actor<
     caf::replies_to<delete_atom>::with<uint64_t>,
     caf::replies_to<purge_atom>::with<uint64_t>, caf::reacts_to<log_tick_atom>,
     caf::replies_to<request_atom, message_ref,
-                    reply_target>::with<caf::ok_atom>>;
+                    reply_target>::with<caf::ok_atom>,
+    // Replicas (issue 32): the router attaches one (null: none) at an
+    // ownership term; the replica acknowledges the stream.
+    caf::reacts_to<replica_atom, replica_actor, uint64_t>,
+    caf::reacts_to<rack_atom, uint64_t>>;
 
 /// One fan-out subscription a topic routes to.
 struct fanout_target {
@@ -341,13 +357,19 @@ struct group_entry {
   uint64_t epoch = 0;
   /// The group actor, on the owner node.
   group_actor handle;
+  /// Ownership changes so far: 0 when created, +1 each time a replica
+  /// takes over; between two entries of one group, the higher term wins
+  /// and a lower one is refused (issue 32).
+  uint64_t term = 0;
+  /// The node keeping the group's replica; empty if none.
+  std::string replica;
 };
 
 /// @relates group_entry
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_entry& x) {
   return f(caf::meta::type_name("group_entry"), x.name, x.settings, x.owner,
-           x.epoch, x.handle);
+           x.epoch, x.handle, x.term, x.replica);
 }
 
 /// Directory entries in one message (a router's owned groups on peer_up).
@@ -386,6 +408,10 @@ using router_actor = caf::typed_actor<
     caf::replies_to<gadd_atom, group_entry>::with<caf::ok_atom>,
     caf::replies_to<gdel_atom, std::string>::with<caf::ok_atom>,
     caf::replies_to<gsync_atom, group_entry_list>::with<caf::ok_atom>,
+    // Replicas (issue 32): the owner's router asks this one to keep a
+    // replica of a group (name, settings, term, owner node).
+    caf::replies_to<grepl_atom, std::string, group_settings, uint64_t,
+                    std::string>::with<replica_actor>,
     caf::replies_to<stats_atom, cluster_atom>::with<directory_stats>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its
@@ -398,68 +424,7 @@ using cluster_actor = caf::typed_actor<
 
 } // namespace tb
 
-// -- type IDs -----------------------------------------------------------------
-
-CAF_BEGIN_TYPE_ID_BLOCK(tinybroker, caf::first_custom_type_id)
-
-CAF_ADD_TYPE_ID(tinybroker, (tb::message_ref))
-CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_item))
-CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_batch))
-CAF_ADD_TYPE_ID(tinybroker, (tb::route_ref))
-CAF_ADD_TYPE_ID(tinybroker, (tb::topic_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::router_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::session_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_target))
-CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_subscription))
-CAF_ADD_TYPE_ID(tinybroker, (tb::fanout_subscriptions))
-CAF_ADD_TYPE_ID(tinybroker, (tb::route))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_settings))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_delivery_batch))
-CAF_ADD_TYPE_ID(tinybroker, (tb::member_spec))
-CAF_ADD_TYPE_ID(tinybroker, (tb::enqueue_reply))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_counters))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_info))
-CAF_ADD_TYPE_ID(tinybroker, (tb::latency_histogram))
-CAF_ADD_TYPE_ID(tinybroker, (tb::actor_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::stats_query))
-CAF_ADD_TYPE_ID(tinybroker, (tb::router_view))
-CAF_ADD_TYPE_ID(tinybroker, (tb::member_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::access_grant))
-CAF_ADD_TYPE_ID(tinybroker, (tb::topic_seed))
-CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::topic_seed>))
-CAF_ADD_TYPE_ID(tinybroker, (tb::route_list))
-CAF_ADD_TYPE_ID(tinybroker, (tb::shard_view))
-CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_item))
-CAF_ADD_TYPE_ID(tinybroker, (tb::delayed_batch))
-CAF_ADD_TYPE_ID(tinybroker, (tb::reply_target))
-CAF_ADD_TYPE_ID(tinybroker, (tb::request_delivery))
-CAF_ADD_TYPE_ID(tinybroker, (tb::reply_body))
-CAF_ADD_TYPE_ID(tinybroker, (tb::request_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_query))
-CAF_ADD_TYPE_ID(tinybroker, (tb::dedup_reply))
-CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_hello))
-CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_peer_view))
-CAF_ADD_TYPE_ID(tinybroker, (tb::cluster_view))
-// fan-out across nodes (actors/cluster_types.hpp)
-CAF_ADD_TYPE_ID(tinybroker, (tb::link_frame))
-CAF_ADD_TYPE_ID(tinybroker, (tb::link_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::interest_sync))
-CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats))
-CAF_ADD_TYPE_ID(tinybroker, (tb::peer_stats_list))
-CAF_ADD_TYPE_ID(tinybroker, (std::vector<tb::message_ref>))
-// groups across nodes (actors/router/router_directory.cpp)
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_entry_list))
-CAF_ADD_TYPE_ID(tinybroker, (tb::directory_stats))
-// Top-level elements of what crosses nodes for groups: a member session's
-// join, ack, nack, reject, progress and leave to a group on another node,
-// what the group sends back (expired), and a remote router's join answer.
-CAF_ADD_TYPE_ID(tinybroker, (tb::session_actor))
-CAF_ADD_TYPE_ID(tinybroker, (tb::group_actor))
-CAF_ADD_TYPE_ID(tinybroker, (std::vector<uint64_t>))
-
-CAF_END_TYPE_ID_BLOCK(tinybroker)
+#include "actors/type_ids.hpp"
 
 namespace caf {
 class actor_system_config;

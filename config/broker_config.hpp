@@ -106,6 +106,10 @@ struct group_settings {
   /// a topic's window is the longest of `[dedup] window` and the windows of
   /// its groups. Zero: the broker's window.
   std::chrono::milliseconds dedup_window{0};
+  /// How many other nodes keep a copy of the group's messages (issue 32):
+  /// 0 or 1. A publish is confirmed once the replica has it; the replica
+  /// takes over when the owner's node dies (docs/cluster.md, "Replicas").
+  uint32_t replicas = 0;
 };
 
 /// Returns true if `x` and `y` hold the same settings.
@@ -113,11 +117,11 @@ inline bool operator==(const group_settings& x, const group_settings& y) {
   return std::tie(x.pattern, x.ack_wait, x.max_deliveries,
                   x.max_pending_messages, x.max_pending_bytes, x.overflow,
                   x.dead_letter, x.policy, x.max_age, x.on_expiry,
-                  x.max_priority, x.dedup_window) ==
+                  x.max_priority, x.dedup_window, x.replicas) ==
          std::tie(y.pattern, y.ack_wait, y.max_deliveries,
                   y.max_pending_messages, y.max_pending_bytes, y.overflow,
                   y.dead_letter, y.policy, y.max_age, y.on_expiry,
-                  y.max_priority, y.dedup_window);
+                  y.max_priority, y.dedup_window, y.replicas);
 }
 
 /// Returns true if `x` and `y` differ in any setting.

@@ -363,6 +363,10 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
       [self](request_atom, message_ref& msg, const reply_target& target) {
         return hold_request(self, msg, target);
       },
+      // INTERFACE PLACEHOLDERS (branch r-iface): the replica branch
+      // implements them.
+      [](replica_atom, const replica_actor&, uint64_t) {},
+      [](rack_atom, uint64_t) {},
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)

@@ -63,6 +63,9 @@ struct group_context {
   /// to map message times (TTL, due times) to the actor clock; null = the
   /// system clock. Tests pin it so that simulated time decides.
   std::function<int64_t()> unix_now;
+  /// The state a promoted replica handed over (issue 32): the group starts
+  /// holding its messages, those in flight held again at once; null: empty.
+  std::shared_ptr<const group_seed> seed;
 };
 
 /// State of a group actor.

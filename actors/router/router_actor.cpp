@@ -348,6 +348,12 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         return take_group_sync(self, entries);
       },
       [self](stats_atom, cluster_atom) { return describe_directory(self); },
+      [](grepl_atom, const std::string&, const group_settings&, uint64_t,
+         const std::string&) -> caf::result<replica_actor> {
+        // INTERFACE PLACEHOLDER (branch r-iface): the failover branch
+        // implements it.
+        return make_caf_error(ec::internal, "replicas are not built yet");
+      },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.
         final_counts.buffered = 0;
