@@ -24,4 +24,20 @@ std::string
 open_subscribe_nodes(run_config& cfg, const client::security_options& security,
                      std::vector<std::unique_ptr<client::connection>>& conns);
 
+/// A problem opening a connection: its gRPC status name and text.
+struct connect_problem {
+  /// "INVALID_ARGUMENT" or "UNAVAILABLE"; empty if none.
+  const char* code = "";
+  /// What went wrong, naming the flag and the address; empty if none.
+  std::string text;
+};
+
+/// Connects to cfg.publish_server and cfg.subscribe_server when they name
+/// another broker than cfg.server (waiting up to 5 s for each) and points
+/// cfg.publish_conn and cfg.subscribe_conn at them; the connections go to
+/// `conns` (publish, subscribe). Returns the problem, or an empty one.
+connect_problem
+open_role_servers(run_config& cfg, const client::security_options& security,
+                  std::unique_ptr<client::connection> (&conns)[2]);
+
 } // namespace tb::bench
