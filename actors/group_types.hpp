@@ -249,13 +249,20 @@ struct group_info {
   /// The node that owns the group (cluster; the router fills it in, empty
   /// on a node alone).
   std::string owner_node;
+  /// True if the group's replica has its full state (issue 32).
+  bool replica_synced = false;
+  /// Accepted batches waiting for the replica's acknowledgement.
+  uint64_t replica_unacked = 0;
+  /// Messages confirmed without a replica although `replicas > 0`.
+  uint64_t confirmed_unreplicated = 0;
 };
 
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
   return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
-           x.members, x.mailbox, x.owner_node);
+           x.members, x.mailbox, x.owner_node, x.replica_synced,
+           x.replica_unacked, x.confirmed_unreplicated);
 }
 
 } // namespace tb

@@ -131,6 +131,9 @@ error_info from_proto(const pb::GroupSettings& in,
 void to_proto(const group_info& in, pb::GroupInfo& out) {
   out.set_name(in.name);
   out.set_owner_node(in.owner_node);
+  out.set_replica_synced(in.replica_synced);
+  out.set_replica_unacked(in.replica_unacked);
+  out.set_confirmed_unreplicated(in.confirmed_unreplicated);
   auto& s = *out.mutable_settings();
   s.set_pattern(in.settings.pattern);
   s.set_ack_wait_ms(static_cast<uint32_t>(in.settings.ack_wait.count()));
