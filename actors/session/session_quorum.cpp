@@ -61,10 +61,11 @@ void refuse_group_publishes(session_state& st, publish_job& job) {
       auto groups = (*route)->groups.size();
       auto err = quorum_refusal(
           st, "the message to \"" + std::string{topic} + "\" routes to " +
-                  (groups == 1 ? std::string{"a consumer group"}
-                               : std::to_string(groups) + " consumer groups") +
-                  ", which refuse publishes until this node sees a "
-                  "majority (fan-out-only topics are served)");
+                  (groups == 1 ? std::string{"a consumer group, which refuses"}
+                               : std::to_string(groups) +
+                                     " consumer groups, which refuse") +
+                  " publishes until this node sees a majority (fan-out-only "
+                  "topics are served)");
       if (err) {
         outcome.id = 0;
         outcome.error = std::move(err);
