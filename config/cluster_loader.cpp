@@ -9,6 +9,7 @@
 //   link_window_batches = 16            # the links' window (interest's)
 //   link_buffer_bytes = "64MiB"         # the links' buffer per peer
 //   tls = false                         # TLS between nodes with [tls]'s files
+//   quorum = "majority"                 # or "none": the majority rule
 //
 // Without the table the broker is a single node, as it always was.
 
@@ -51,6 +52,20 @@ void read_cluster(reader& r, const toml::value& v, const std::string& path,
       out.peers.push_back(text);
     }
   };
+  auto quorum = [&r, &out](const toml::value& v, const std::string& path) {
+    const char* expected =
+        "\"majority\" (group operations need a majority of the configured "
+        "nodes) or \"none\" (no rule, e.g. for 2 nodes)";
+    if (!v.is_string())
+      return r.bad(v, path, expected);
+    auto& text = v.as_string().str;
+    if (text == "majority")
+      out.quorum = quorum_rule::majority;
+    else if (text == "none")
+      out.quorum = quorum_rule::none;
+    else
+      r.bad(v, path, expected);
+  };
   r.read_table(
       v, path,
       {{"name", r.text(out.node_name,
@@ -62,7 +77,8 @@ void read_cluster(reader& r, const toml::value& v, const std::string& path,
        {"dead_after", r.duration(out.dead_after, 1)},
        {"link_window_batches", r.count(out.link_window_batches, 1, 65536)},
        {"link_buffer_bytes", r.size(out.link_buffer_bytes)},
-       {"tls", r.boolean(out.tls)}},
+       {"tls", r.boolean(out.tls)},
+       {"quorum", quorum}},
       nullptr);
   if (!v.is_table())
     return;

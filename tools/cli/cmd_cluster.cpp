@@ -41,6 +41,9 @@ void print_cluster_json(const pb::StatsReply& reply) {
       .number("groups_remote", c.groups_remote())
       .number("groups_lost", c.groups_lost())
       .number("group_conflicts", c.group_conflicts())
+      .number("configured_nodes", c.configured_nodes())
+      .number("visible_nodes", c.visible_nodes())
+      .number("quorum_refusals", c.quorum_refusals())
       .open_array("peers");
   for (const auto& p : c.peers())
     out.open_object()
@@ -87,6 +90,16 @@ void print_cluster_text(const pb::StatsReply& reply) {
             << c.groups_remote() << " on other nodes, " << c.groups_lost()
             << " lost with their owner, " << c.group_conflicts()
             << " two-owner conflicts\n";
+  // The majority rule (docs/cluster.md): more than half, itself included.
+  auto needed = c.configured_nodes() / 2 + 1;
+  std::cout << "quorum: sees " << c.visible_nodes() << " of "
+            << c.configured_nodes() << " configured nodes (needs " << needed
+            << "), "
+            << (c.visible_nodes() >= needed
+                    ? "a majority"
+                    : "NO majority: group operations are refused (unless "
+                      "[cluster] quorum = \"none\")")
+            << ", " << c.quorum_refusals() << " refused since the start\n";
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)
