@@ -29,7 +29,7 @@ namespace pb = tinybroker::v1;
 
 // Rounds of publish-then-cancel, and messages per frame (the client
 // library's max_batch_messages).
-constexpr int cancel_rounds = 100;
+constexpr int cancel_rounds = 60;
 constexpr int cancel_batch = 256;
 
 // The frame of round `round`: `cancel_batch` messages to 7 topics, each
@@ -79,10 +79,10 @@ TEST_P(TransportCancelTest, PublishesReadBeforeACancelAreRoutedOnce) {
       // read or being routed.
       raw_session cancelled{raw_channel(broker_->address(), true)};
       ASSERT_TRUE(cancelled.send(frame));
-      // Cancelled at once, or up to 2 ms later: the frame is read, being
+      // Cancelled at once, or up to 12 ms later: the frame is read, being
       // checked for duplicates, or routed by then.
-      std::this_thread::sleep_for(
-          std::chrono::microseconds(100 * (round % 21)));
+      if (round % 2 == 1)
+        std::this_thread::sleep_for(std::chrono::microseconds(200 * round));
       cancelled.cancel();
       cancelled.finish();
     }
