@@ -113,6 +113,9 @@ void cq_transport::stop() {
   if (stopped_ || cq_ == nullptr)
     return;
   stopped_ = true;
+  // A stream whose session actor never finished it (the server stopped
+  // first) must not keep the queue from shutting down.
+  grpc_service_.release_held();
   cq_->Shutdown();
   if (poller_.joinable()) {
     poller_.join();

@@ -74,7 +74,30 @@ void cq_session::start_write(const grpc::ByteBuffer* bytes,
 void cq_session::finish(const grpc::Status& status) {
   ++pending_;
   tsan_release(this);
+  {
+    std::lock_guard<std::mutex> guard{hold_mutex_};
+    finish_started_ = true;
+    if (holding_)
+      hold_alarm_.Cancel(); // the call ended before: the wait is over
+  }
   stream_.Finish(status, &finish_ev_);
+}
+
+bool cq_session::arm_hold() {
+  std::lock_guard<std::mutex> guard{hold_mutex_};
+  if (finish_started_ || hold_ended_)
+    return false;
+  holding_ = true;
+  ++pending_;
+  // Never fires by itself: `finish` or `release_held` cancels it.
+  hold_alarm_.Set(cq_, gpr_inf_future(GPR_CLOCK_MONOTONIC), &hold_ev_);
+  return true;
+}
+
+void cq_session::cancel_hold() {
+  std::lock_guard<std::mutex> guard{hold_mutex_};
+  if (holding_)
+    hold_alarm_.Cancel();
 }
 
 void cq_session::on_read(bool ok) {
@@ -113,10 +136,29 @@ void cq_session::on_call_done(bool) {
   op_done();
 }
 
+void cq_session::on_hold_end(bool) {
+  {
+    std::lock_guard<std::mutex> guard{hold_mutex_};
+    holding_ = false;
+    hold_ended_ = true;
+  }
+  source_.forget(this);
+  op_done(); // the alarm
+}
+
+bool cq_session::wait_for_finish() {
+  // The call is over (its done notification was pending until now). If the
+  // bridge has not finished the stream, its session actor still has frames
+  // to route: let it, as the callback API does (see the class).
+  return source_.hold(this);
+}
+
 void cq_session::op_done() {
   if (pending_.fetch_sub(1) != 1)
     return;
   if (bridge_ != nullptr && !detached_) {
+    if (wait_for_finish())
+      return; // back here when the wait ends
     // Nothing is pending and the call is done. Detaching the bridge takes
     // its lock, so an operation started before it (a late write of the
     // session actor) is counted by now; after it, none starts.
@@ -127,6 +169,30 @@ void cq_session::op_done() {
       return; // its completion comes back here
   }
   delete this;
+}
+
+// -- cq_session_source --------------------------------------------------------
+
+bool cq_session_source::hold(cq_session* session) {
+  std::lock_guard<std::mutex> guard{held_mutex_};
+  if (releasing_ || !session->arm_hold())
+    return false;
+  held_.insert(session);
+  return true;
+}
+
+void cq_session_source::forget(cq_session* session) {
+  std::lock_guard<std::mutex> guard{held_mutex_};
+  held_.erase(session);
+}
+
+void cq_session_source::release_held() {
+  std::lock_guard<std::mutex> guard{held_mutex_};
+  releasing_ = true;
+  // Each comes back on the polling thread, which forgets it (under this
+  // lock, so none is deleted while this loop runs).
+  for (auto* session : held_)
+    session->cancel_hold();
 }
 
 } // namespace tb

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
+#include <unordered_set>
 
 #include <grpcpp/alarm.h>
 #include <grpcpp/grpcpp.h>
@@ -19,6 +21,7 @@
 namespace tb {
 
 class broker_service;
+class cq_session;
 class session_bridge;
 class session_registry;
 
@@ -47,6 +50,24 @@ public:
   /// back on `cq` when it arrives (ok) or the server stops (not ok).
   virtual void request_session(grpc::ServerContext* ctx, raw_stream* stream,
                                grpc::ServerCompletionQueue* cq, void* tag) = 0;
+
+  /// Keeps `session`, whose call ended before its session actor finished
+  /// the stream, until the actor does (see `cq_session`); false once
+  /// `release_held` ran, and then the session does not wait.
+  bool hold(cq_session* session);
+
+  /// Forgets `session` (held or not). Its polling thread only.
+  void forget(cq_session* session);
+
+  /// Lets every held session go without its actor's finish, and any later
+  /// one at once: the queue is about to shut down, and a session still
+  /// waiting would keep it from doing so. Call before shutting it down.
+  void release_held();
+
+private:
+  std::mutex held_mutex_;
+  std::unordered_set<cq_session*> held_;
+  bool releasing_ = false;
 };
 
 /// One Session stream on a completion queue, from the request of the call
@@ -55,10 +76,22 @@ public:
 /// registry's `max_sessions`), opens it with the same bridge
 /// (net/session_open.hpp) and forwards each completion to the bridge. It
 /// counts its pending operations, the notification that the call is done
-/// among them; when none is left it detaches the bridge (`on_done`, as the
-/// reactor's OnDone), unregisters it and deletes itself. Reads, writes and
-/// the finish are started under the bridge's lock from any thread; every
-/// completion runs on the queue's polling thread.
+/// among them; when none is left and the stream was finished it detaches
+/// the bridge (`on_done`, as the reactor's OnDone), unregisters it and
+/// deletes itself. Reads, writes and the finish are started under the
+/// bridge's lock from any thread; every completion runs on the queue's
+/// polling thread.
+///
+/// A call that ends before the bridge finished it (the client cancelled, or
+/// its connection broke) waits for that finish, as gRPC's callback API
+/// waits for Finish before OnDone: the session actor first routes and
+/// confirms the publish frames it has read (the bridge told it the stream
+/// closed), then finishes. Detaching earlier stopped the actor with a frame
+/// still waiting for its shards' de-duplication answer: the ids were marked
+/// as seen, the messages never routed, and the client's resend was
+/// confirmed as a duplicate (issue 31, 256 messages lost: one frame). The
+/// wait is an alarm that never fires by itself; the finish cancels it, and
+/// so does `cq_session_source::release_held` when the queue stops.
 class cq_session final : public session_stream {
 public:
   /// Waits for the next Session stream of `source` on `cq`, to be served
@@ -77,6 +110,14 @@ public:
                    grpc::WriteOptions options) override;
 
   void finish(const grpc::Status& status) override;
+
+  /// Starts waiting for the bridge's finish, unless it came; true if it
+  /// waits. Called by `cq_session_source::hold`, under its lock.
+  bool arm_hold();
+
+  /// Ends the wait for the finish (its alarm comes back cancelled) without
+  /// it. Called by `cq_session_source::release_held`, under its lock.
+  void cancel_hold();
 
 private:
   // One kind of completion of this stream.
@@ -105,8 +146,13 @@ private:
   void on_write(bool ok);
   void on_finish(bool ok);
   void on_call_done(bool ok);
-  // One operation less; detaches and deletes once none is left.
+  void on_hold_end(bool ok);
+  // One operation less; detaches and deletes once none is left (and the
+  // stream was finished, see `wait_for_finish`).
   void op_done();
+  // Nothing is pending: true if the session now waits for the bridge's
+  // finish (counted as an operation), false if it may detach.
+  bool wait_for_finish();
 
   broker_service& service_;
   cq_session_source& source_;
@@ -119,14 +165,23 @@ private:
   event write_ev_{this, &cq_session::on_write};
   event finish_ev_{this, &cq_session::on_finish};
   event done_ev_{this, &cq_session::on_call_done};
+  event hold_ev_{this, &cq_session::on_hold_end};
   // Puts a failed read back behind the events already queued (see
   // on_read), so that a cancel is known when the bridge hears of the end.
   grpc::Alarm read_end_alarm_;
+  // The wait for the bridge's finish after the call ended (see the class).
+  grpc::Alarm hold_alarm_;
+  // Guards the three below: set by `finish` (any thread, under the bridge's
+  // lock) and by the polling thread.
+  std::mutex hold_mutex_;
+  bool finish_started_ = false;
+  bool holding_ = false;    // hold_alarm_ is set and not yet back
+  bool hold_ended_ = false; // it came back: no second wait
   std::shared_ptr<session_bridge> bridge_;
   // Where bridge_ is registered (set with it).
   session_registry* registry_ = nullptr;
   // Operations started and not yet completed (the request, the done
-  // notification, reads, writes, the finish, the alarm). Started on any
+  // notification, reads, writes, the finish, the alarms). Started on any
   // thread, completed on the polling thread.
   std::atomic<int> pending_{0};
   // Polling thread only:
