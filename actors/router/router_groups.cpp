@@ -237,6 +237,10 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
               i->second.settings.pattern + "\", not \"" + pattern + "\""));
       return promise;
     }
+    if (i->second.owner_lost) { // its replica is taking over: retry
+      promise.deliver(takeover_error(name, i->second));
+      return promise;
+    }
     join(i->second.handle, i->second.owner_router);
     return promise;
   }
