@@ -191,19 +191,15 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
     forward_create(
         self, owner, name, settings, false,
         [promise](const group_entry& entry) mutable {
-          promise.deliver(group_info{entry.name,
-                                     entry.settings,
-                                     {},
-                                     {},
-                                     0,
-                                     entry.owner,
-                                     entry.replica,
-                                     entry.term});
+          promise.deliver(info_of_entry(entry));
         },
         fail);
     return promise;
   }
-  auto info = group_info{name, settings, {}, {}, 0, st.node_name, {}, 0};
+  group_info info;
+  info.name = name;
+  info.settings = settings;
+  info.owner_node = st.node_name;
   spawn_owned_group(
       self, name, settings, "request",
       [promise, info](const group_actor&) mutable { promise.deliver(info); });
