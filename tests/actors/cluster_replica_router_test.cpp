@@ -53,6 +53,17 @@ protected:
     return i != groups.end() ? i->second : none;
   }
 
+  /// Returns the counters of the replica `node` keeps of `name`.
+  tb::replica_stats replica_at(const tb::router_actor& node,
+                               const std::string& name) {
+    auto& replicas = state_of(node).replicas;
+    auto i = replicas.find(name);
+    EXPECT_NE(i, replicas.end()) << "no replica of " << name;
+    if (i == replicas.end())
+      return {};
+    return query<tb::replica_stats>(i->second.handle, tb::stats_atom_v);
+  }
+
   /// Returns true if `node` keeps a replica of `name`.
   bool keeps_replica(const tb::router_actor& node, const std::string& name) {
     return state_of(node).replicas.count(name) != 0;
@@ -125,10 +136,17 @@ TEST_F(ClusterReplicas, AReplicaNodesDeathPlacesANewReplica) {
   run();
   ASSERT_EQ(entry_at(router, name).replica, "n2");
   ASSERT_TRUE(keeps_replica(n2, name));
+  auto pub = spawn_session();
+  publish(pub, "t.a", 4);
+  EXPECT_EQ(replica_at(n2, name).held, 4u);
   peer_down(router, "n2");
   peer_down(n3, "n2");
   EXPECT_EQ(entry_at(router, name).replica, "n3");
   EXPECT_TRUE(keeps_replica(n3, name));
+  // The group sent the new replica a full snapshot.
+  auto fresh = replica_at(n3, name);
+  EXPECT_TRUE(fresh.synced);
+  EXPECT_EQ(fresh.held, 4u);
   EXPECT_EQ(entry_at(n3, name).replica, "n3");
   // The group itself stays where it was, at its term.
   EXPECT_EQ(owner_at(n3, name), "n1");
@@ -202,9 +220,13 @@ TEST_F(ClusterReplicas, TheOwnersDeathPromotesTheReplicaAtTheNextTerm) {
   EXPECT_TRUE(keeps_replica(router, name));
   EXPECT_EQ(entry_at(n3, name).replica, "n1");
   EXPECT_EQ(entry_at(router, name).replica, "n1");
-  // Publishes on n1 now reach the promoted group.
+  // The promoted group holds what the old owner confirmed, and publishes
+  // on n1 now reach it (and its new replica).
+  EXPECT_EQ(counters(name).pending, 3u);
   publish(pub, "t.a", 2, "after");
   EXPECT_EQ(route_at(router, "t.a")->groups.size(), 1u);
+  EXPECT_EQ(counters(name).pending, 5u);
+  EXPECT_EQ(replica_at(router, name).held, 5u);
   auto directory =
       query<tb::directory_stats>(n3, tb::stats_atom_v, tb::cluster_atom_v);
   EXPECT_EQ(directory.promotions, 1u);
