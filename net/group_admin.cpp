@@ -136,6 +136,9 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
   out.set_owner_node(in.owner_node);
   out.set_replica_node(in.replica_node);
   out.set_term(in.term);
+  out.set_replica_synced(in.replica_synced);
+  out.set_replica_unacked(in.replica_unacked);
+  out.set_confirmed_unreplicated(in.confirmed_unreplicated);
   auto& s = *out.mutable_settings();
   s.set_pattern(in.settings.pattern);
   s.set_ack_wait_ms(static_cast<uint32_t>(in.settings.ack_wait.count()));
