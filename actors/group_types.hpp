@@ -249,6 +249,11 @@ struct group_info {
   /// The node that owns the group (cluster; the router fills it in, empty
   /// on a node alone).
   std::string owner_node;
+  /// The node keeping its replica (issue 32; the router fills it in, empty
+  /// if none).
+  std::string replica_node;
+  /// Its ownership term (the router fills it in): +1 per takeover.
+  uint64_t term = 0;
   /// True if the group's replica has its full state (issue 32).
   bool replica_synced = false;
   /// Accepted batches waiting for the replica's acknowledgement.
@@ -261,8 +266,8 @@ struct group_info {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
   return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
-           x.members, x.mailbox, x.owner_node, x.replica_synced,
-           x.replica_unacked, x.confirmed_unreplicated);
+           x.members, x.mailbox, x.owner_node, x.replica_node, x.term,
+           x.replica_synced, x.replica_unacked, x.confirmed_unreplicated);
 }
 
 } // namespace tb

@@ -8,6 +8,12 @@
 //
 //   build/bench/group_actor_bench
 //   build/bench/group_actor_bench --benchmark_repetitions=3
+//
+// BM_GroupReplica (issue 32): the same with the group's replica actor
+// (actors/group/group_replica.hpp) on the same scheduler, replica:1, against
+// replica:0, settings.replicas = 1 in both:
+//
+//   build/bench/group_actor_bench --benchmark_filter=BM_GroupReplica
 
 #include <cstdint>
 #include <memory>
@@ -21,6 +27,7 @@
 #include <caf/send.hpp>
 
 #include "actors/group/group_actor.hpp"
+#include "actors/group/group_replica.hpp"
 
 namespace {
 
@@ -136,6 +143,60 @@ void BM_GroupEnqueueDispatchAck(benchmark::State& state, const char* policy) {
   caf::anon_send_exit(group, caf::exit_reason::user_shutdown);
   sched.run();
 }
+// Enqueues `batch` messages per iteration (range 0) to a round-robin group
+// of 4 members, with a replica attached if range 1 is 1, and runs every
+// actor (group, members, replica) until all is acked and replicated.
+void BM_GroupReplica(benchmark::State& state) {
+  auto batch = static_cast<std::size_t>(state.range(0));
+  auto replicated = state.range(1) != 0;
+  bench_config cfg;
+  caf::actor_system sys{cfg};
+  auto& sched =
+      dynamic_cast<caf::scheduler::test_coordinator&>(sys.scheduler());
+  group_settings settings;
+  settings.pattern = "jobs.>";
+  settings.replicas = 1;
+  auto group = sys.spawn(group_actor_impl, std::string{"bench"}, settings,
+                         group_context{});
+  replica_actor replica;
+  if (replicated) {
+    replica = sys.spawn(replica_actor_impl, std::string{"bench"},
+                        std::string{"here"});
+    caf::anon_send(group, replica_atom_v, replica, uint64_t{1});
+  }
+  auto acked = std::make_shared<uint64_t>(0);
+  std::vector<session_actor> members;
+  for (uint64_t i = 0; i < 4; ++i) {
+    members.push_back(sys.spawn(member_impl, group, acked));
+    member_spec spec;
+    spec.subscription_id = 1;
+    spec.max_in_flight = 256;
+    caf::anon_send(group, join_atom_v, members.back(), std::move(spec));
+  }
+  sched.run();
+  auto messages = make_messages(batch);
+  for (auto _ : state) {
+    caf::anon_send(group, enqueue_atom_v, messages);
+    sched.run();
+  }
+  auto published = state.iterations() * static_cast<int64_t>(batch);
+  state.SetItemsProcessed(published);
+  state.counters["acked_per_message"] =
+      static_cast<double>(*acked) / static_cast<double>(published);
+  for (auto& member : members)
+    caf::anon_send_exit(member, caf::exit_reason::user_shutdown);
+  if (replica)
+    caf::anon_send_exit(replica, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(group, caf::exit_reason::user_shutdown);
+  sched.run();
+}
+BENCHMARK(BM_GroupReplica)
+    ->ArgNames({"batch", "replica"})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({256, 0})
+    ->Args({256, 1});
+
 BENCHMARK_CAPTURE(BM_GroupEnqueueDispatchAck, round_robin, "round_robin")
     ->ArgName("batch")
     ->Arg(1)

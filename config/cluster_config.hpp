@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -62,6 +63,8 @@ struct cluster_config {
   /// Whether group operations need a majority of the configured nodes
   /// (`[cluster] quorum`, "majority" or "none").
   quorum_rule quorum = quorum_rule::majority;
+  /// The default `replicas` of groups that set none (issue 32): 0 or 1.
+  uint32_t replicas = 0;
 
   /// Returns the configured nodes: this node and its peers.
   std::size_t configured_nodes() const noexcept {
@@ -78,9 +81,10 @@ struct cluster_config {
 inline bool operator==(const cluster_config& x, const cluster_config& y) {
   return std::tie(x.node_name, x.listen, x.peers, x.heartbeat, x.dead_after,
                   x.link_window_batches, x.link_buffer_bytes, x.tls,
-                  x.quorum) ==
+                  x.quorum, x.replicas) ==
          std::tie(y.node_name, y.listen, y.peers, y.heartbeat, y.dead_after,
-                  y.link_window_batches, y.link_buffer_bytes, y.tls, y.quorum);
+                  y.link_window_batches, y.link_buffer_bytes, y.tls, y.quorum,
+                  y.replicas);
 }
 
 /// Returns true if `x` and `y` differ in any cluster setting.

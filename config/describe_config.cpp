@@ -48,6 +48,8 @@ std::string describe(const broker_config& cfg) {
       os << ", on_expiry " << to_string(g.on_expiry);
     if (g.max_priority != 9)
       os << ", max_priority " << int{g.max_priority};
+    if (g.replicas != 0) // issue 32
+      os << ", replicas " << g.replicas;
   };
   const auto& l = cfg.limits;
   os << "config " << cfg.source << ": listen " << cfg.listen << ", log_level "
@@ -121,6 +123,8 @@ std::string describe(const broker_config& cfg) {
        << c.link_window_batches << " batches, buffer "
        << format_scaled(c.link_buffer_bytes, size_units) << ", tls " << c.tls
        << ", quorum " << (c.quorum == quorum_rule::none ? "none" : "majority");
+    if (c.replicas != 0) // issue 32: the groups' default
+      os << ", replicas " << c.replicas;
   } else {
     os << "off (a single node)";
   }
