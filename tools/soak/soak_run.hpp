@@ -77,7 +77,8 @@ private:
     workers_[slot] =
         spawn("worker", name,
               {"--group", group_, "--pattern", pattern_, "--reject-every",
-               std::to_string(cfg_.reject_every)},
+               std::to_string(cfg_.reject_every), "--work-us",
+               std::to_string(cfg_.work_us)},
               on_victim(slot) ? cluster_->address(victim_) : server_);
   }
 
