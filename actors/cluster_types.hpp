@@ -246,13 +246,19 @@ struct directory_stats {
   uint64_t lost = 0;
   /// Two-owner conflicts resolved, since the start.
   uint64_t conflicts = 0;
+  /// Replicas this node promoted to owner, since the start (issue 32).
+  uint64_t promotions = 0;
+  /// Replica actors this node keeps.
+  uint64_t replicas_held = 0;
+  /// Directory entries refused for a lower ownership term, since the start.
+  uint64_t stale_entries_refused = 0;
 };
 
 /// @relates directory_stats
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, directory_stats& x) {
   return f(caf::meta::type_name("directory_stats"), x.owned, x.remote, x.lost,
-           x.conflicts);
+           x.conflicts, x.promotions, x.replicas_held, x.stale_entries_refused);
 }
 
 } // namespace tb

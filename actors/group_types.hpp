@@ -249,13 +249,18 @@ struct group_info {
   /// The node that owns the group (cluster; the router fills it in, empty
   /// on a node alone).
   std::string owner_node;
+  /// The node keeping its replica (issue 32; the router fills it in, empty
+  /// if none).
+  std::string replica_node;
+  /// Its ownership term (the router fills it in): +1 per takeover.
+  uint64_t term = 0;
 };
 
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
   return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
-           x.members, x.mailbox, x.owner_node);
+           x.members, x.mailbox, x.owner_node, x.replica_node, x.term);
 }
 
 } // namespace tb

@@ -330,6 +330,10 @@ struct router_view {
   /// The node owning each of `groups`, in the same order (empty names on a
   /// node alone).
   std::vector<std::string> group_owners;
+  /// The node keeping each group's replica (empty: none) and its ownership
+  /// term, in the same order (issue 32).
+  std::vector<std::string> group_replicas;
+  std::vector<uint64_t> group_terms;
   /// The registered extension actors that are alive.
   std::vector<observable_actor> extensions;
   /// The counters of every session that ended, added up.
@@ -340,7 +344,8 @@ struct router_view {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, router_view& x) {
   return f(caf::meta::type_name("router_view"), x.router, x.shards, x.groups,
-           x.extensions, x.ended_sessions, x.group_owners);
+           x.extensions, x.ended_sessions, x.group_owners, x.group_replicas,
+           x.group_terms);
 }
 
 /// A group as the cluster's directory knows it (docs/cluster.md, "Groups
@@ -412,6 +417,9 @@ using router_actor = caf::typed_actor<
     // replica of a group (name, settings, term, owner node).
     caf::replies_to<grepl_atom, std::string, group_settings, uint64_t,
                     std::string>::with<replica_actor>,
+    // The router to itself: the takeover deadline of a replicated group
+    // whose owner died at this term passed (issue 32, failover).
+    caf::reacts_to<replica_atom, std::string, uint64_t>,
     caf::replies_to<stats_atom, cluster_atom>::with<directory_stats>>;
 
 /// A node's cluster actor (actors/cluster/cluster_actor.hpp): greets its

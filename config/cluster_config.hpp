@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -48,6 +49,8 @@ struct cluster_config {
   /// Whether nodes talk TLS to each other, with `[tls]`'s cert and key and
   /// `[tls] client_ca` as the CA every node's certificate must chain to.
   bool tls = false;
+  /// The default `replicas` of groups that set none (issue 32): 0 or 1.
+  uint32_t replicas = 0;
 
   /// Returns true if this node is part of a cluster.
   bool enabled() const noexcept {
@@ -58,9 +61,11 @@ struct cluster_config {
 /// Returns true if `x` and `y` hold the same cluster settings.
 inline bool operator==(const cluster_config& x, const cluster_config& y) {
   return std::tie(x.node_name, x.listen, x.peers, x.heartbeat, x.dead_after,
-                  x.link_window_batches, x.link_buffer_bytes, x.tls) ==
+                  x.link_window_batches, x.link_buffer_bytes, x.tls,
+                  x.replicas) ==
          std::tie(y.node_name, y.listen, y.peers, y.heartbeat, y.dead_after,
-                  y.link_window_batches, y.link_buffer_bytes, y.tls);
+                  y.link_window_batches, y.link_buffer_bytes, y.tls,
+                  y.replicas);
 }
 
 /// Returns true if `x` and `y` differ in any cluster setting.

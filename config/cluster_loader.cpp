@@ -9,6 +9,7 @@
 //   link_window_batches = 16            # the links' window (interest's)
 //   link_buffer_bytes = "64MiB"         # the links' buffer per peer
 //   tls = false                         # TLS between nodes with [tls]'s files
+//   replicas = 0                        # groups' default replicas (0 or 1)
 //
 // Without the table the broker is a single node, as it always was.
 
@@ -62,7 +63,8 @@ void read_cluster(reader& r, const toml::value& v, const std::string& path,
        {"dead_after", r.duration(out.dead_after, 1)},
        {"link_window_batches", r.count(out.link_window_batches, 1, 65536)},
        {"link_buffer_bytes", r.size(out.link_buffer_bytes)},
-       {"tls", r.boolean(out.tls)}},
+       {"tls", r.boolean(out.tls)},
+       {"replicas", r.count(out.replicas, 0, 1)}},
       nullptr);
   if (!v.is_table())
     return;

@@ -236,9 +236,24 @@ std::string key_of(group_field field) {
     return "policy";
   case group_field::ack_wait:
     return "ack_wait";
+  case group_field::replicas:
+    return "replicas";
   default:
     return {};
   }
+}
+
+// Applies the broker default `[cluster] replicas` (issue 32) to the group
+// defaults and every declared group that set no `replicas` of their own
+// (nor in [groups.defaults]).
+void apply_replicas_default(const reader& r, broker_config& cfg) {
+  const toml::value* defaults = r.defaults ? &*r.defaults : nullptr;
+  if (cfg.cluster.replicas == 0 || find_key(defaults, "replicas") != nullptr)
+    return;
+  cfg.group_defaults.replicas = cfg.cluster.replicas;
+  for (auto& g : r.declared)
+    if (find_key(&g.table, "replicas") == nullptr)
+      cfg.groups.at(g.name).replicas = cfg.cluster.replicas;
 }
 
 // Checks the group defaults and every declared group against the rules of
@@ -304,6 +319,7 @@ load_result load_text(std::string_view toml_text, const std::string& name,
     r.base_dir = base_dir;
     broker_config cfg;
     read_document(r, root, cfg);
+    apply_replicas_default(r, cfg);
     check_groups(r, cfg, policies);
     check_tls(r, root, cfg);
     detail::check_cluster(r, root, cfg);

@@ -44,6 +44,10 @@ std::vector<group_problem> check_group_settings(const std::string& name,
             "\" (known: " + policies.listed + ")");
   if (settings.ack_wait.count() <= 0)
     add(group_field::ack_wait, ec::invalid_request, "ack_wait must be > 0");
+  if (settings.replicas > 1)
+    add(group_field::replicas, ec::invalid_request,
+        "replicas = " + std::to_string(settings.replicas) +
+            ": a group has 0 or 1 replicas");
   return problems;
 }
 

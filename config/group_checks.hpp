@@ -36,6 +36,8 @@ enum class group_field {
   policy,
   /// The ack deadline.
   ack_wait,
+  /// The number of replicas (issue 32).
+  replicas,
 };
 
 /// One thing wrong with a group's settings.
@@ -58,7 +60,8 @@ struct policy_names {
 /// order of `group_field`: a bad name, a bad pattern, a bad dead letter
 /// topic, a dead letter topic that the group's own pattern matches (its dead
 /// letters would come back to it forever), an unknown policy, a zero
-/// ack_wait. An empty pattern is not checked (the group defaults have none).
+/// ack_wait, replicas other than 0 or 1. An empty pattern is not checked
+/// (the group defaults have none).
 std::vector<group_problem> check_group_settings(const std::string& name,
                                                 const group_settings& settings,
                                                 const name_limits& limits,

@@ -263,7 +263,8 @@ public:
           {"max_age", duration_or_off(out.max_age)},
           {"on_expiry", on_expiry(out.on_expiry)},
           {"max_priority", count(out.max_priority, 1, 9)},
-          {"dedup_window", duration(out.dedup_window, 0)}};
+          {"dedup_window", duration(out.dedup_window, 0)},
+          {"replicas", count(out.replicas, 0)}};
       if (declared)
         fields.push_back(
             {"pattern", text(out.pattern, "a non-empty pattern",

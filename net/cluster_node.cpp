@@ -171,6 +171,9 @@ void fill_directory_stats(const directory_stats& stats,
   out.set_groups_remote(stats.remote);
   out.set_groups_lost(stats.lost);
   out.set_group_conflicts(stats.conflicts);
+  out.set_promotions(stats.promotions);
+  out.set_replicas_held(stats.replicas_held);
+  out.set_stale_entries_refused(stats.stale_entries_refused);
 }
 
 void fill_peer_traffic(const peer_stats_list& peers,

@@ -125,12 +125,17 @@ error_info from_proto(const pb::GroupSettings& in,
                                  " is more than 8760h");
     out.dedup_window = std::chrono::milliseconds{in.dedup_window_ms()};
   }
+  // Replicas (issue 32): 0 takes the default; the group checks refuse > 1.
+  if (in.replicas() != 0)
+    out.replicas = in.replicas();
   return {};
 }
 
 void to_proto(const group_info& in, pb::GroupInfo& out) {
   out.set_name(in.name);
   out.set_owner_node(in.owner_node);
+  out.set_replica_node(in.replica_node);
+  out.set_term(in.term);
   auto& s = *out.mutable_settings();
   s.set_pattern(in.settings.pattern);
   s.set_ack_wait_ms(static_cast<uint32_t>(in.settings.ack_wait.count()));
@@ -150,6 +155,7 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
   s.set_max_priority(in.settings.max_priority);
   s.set_dedup_window_ms(
       static_cast<uint64_t>(in.settings.dedup_window.count()));
+  s.set_replicas(in.settings.replicas);
   auto& c = *out.mutable_counters();
   c.set_pending(in.counters.pending);
   c.set_in_flight(in.counters.in_flight);

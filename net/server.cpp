@@ -86,6 +86,11 @@ error_info broker_server::start() {
   settings.node_name = cfg_.cluster.node_name;
   if (cfg_.cluster.enabled())
     settings.config_groups.assign(cfg_.groups.begin(), cfg_.groups.end());
+  // Replicas (issue 32): a replicated group whose owner died stays routed
+  // this long waiting for its replica's takeover (the replica's node may
+  // see the death up to dead_after later).
+  settings.takeover_timeout =
+      cfg_.cluster.dead_after + std::chrono::milliseconds{2000};
   router_ = system_->spawn(router_actor_impl, settings);
   ctx.router = router_;
   // In a cluster, config groups are created after the first sync: each on

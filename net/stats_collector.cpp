@@ -351,6 +351,10 @@ void ask_all(caf::event_based_actor* self, const gathering_ptr& g) {
               // knows it.
               if (i < g->view.group_owners.size())
                 info.owner_node = g->view.group_owners[i];
+              if (i < g->view.group_replicas.size())
+                info.replica_node = g->view.group_replicas[i];
+              if (i < g->view.group_terms.size())
+                info.term = g->view.group_terms[i];
               g->group_ids.emplace_back(id, info.name);
               g->groups.push_back(std::move(info));
               answered();

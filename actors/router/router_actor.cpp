@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "actors/router/router_directory.hpp"
+#include "actors/router/router_replicas.hpp"
 #include "actors/session/session_actor.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
@@ -223,6 +224,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
             std::chrono::system_clock::now().time_since_epoch())
             .count());
   st.config_groups = settings.config_groups;
+  st.takeover_timeout = settings.takeover_timeout;
   st.group_ctx.message_ids = session_ctx.ids;
   st.group_ctx.delivery_ids = settings.delivery_ids;
   st.group_ctx.max_in_flight_limit = static_cast<uint32_t>(std::min<size_t>(
@@ -265,12 +267,17 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
       auto entry = st.groups.find(g->second);
       if (entry != st.groups.end() && !entry->second.owner.empty() &&
           msg.reason == caf::exit_reason::remote_link_unreachable) {
+        // Replicated: kept until the replica takes over (issue 32).
+        if (replica_owner_lost(self, g->second))
+          return;
         log::warn("group lost with its owner node: what it held is lost",
                   {{"group", g->second}, {"node", entry->second.owner}});
         ++st.groups_lost;
       }
       forget_group(self, msg.source);
-    } else if (st.peers.count(msg.source) != 0)
+    } else if (forget_replica(self, msg.source))
+      return; // a replica this node kept ended
+    else if (st.peers.count(msg.source) != 0)
       drop_peer(self, msg.source); // its node is gone
     else if (st.extensions.erase(msg.source) != 0)
       return;
@@ -348,11 +355,13 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
         return take_group_sync(self, entries);
       },
       [self](stats_atom, cluster_atom) { return describe_directory(self); },
-      [](grepl_atom, const std::string&, const group_settings&, uint64_t,
-         const std::string&) -> caf::result<replica_actor> {
-        // INTERFACE PLACEHOLDER (branch r-iface): the failover branch
-        // implements it.
-        return make_caf_error(ec::internal, "replicas are not built yet");
+      [self](grepl_atom, const std::string& name,
+             const group_settings& settings, uint64_t term,
+             const std::string& owner) {
+        return take_replica_request(self, name, settings, term, owner);
+      },
+      [self](replica_atom, const std::string& name, uint64_t term) {
+        takeover_deadline(self, name, term);
       },
       [self](retire_atom, session_stats& final_counts) {
         // What an ended session still buffered is gone, not held.

@@ -102,6 +102,30 @@ struct router_group {
   /// The owner node's router (remote groups only): its loss drops the
   /// group, and requests to the group are pending on it.
   caf::actor_addr owner_router;
+  // -- replicas (actors/router/router_replicas.cpp, issue 32) ----------------
+  /// Ownership term: 0 when created, +1 each time a replica took over.
+  uint64_t term = 0;
+  /// The node keeping the group's replica; empty if none.
+  std::string replica;
+  /// Owned groups: true while a replica node is being asked (`grepl`).
+  bool placing = false;
+  /// Remote groups: true once the owner's node is gone while a replica
+  /// lives; the entry stays (a publish to it fails) until the new owner's
+  /// `gadd` replaces it or the takeover timeout drops it.
+  bool owner_lost = false;
+};
+
+/// A replica this node keeps of a group another node owns (issue 32).
+struct held_replica {
+  /// The replica actor.
+  replica_actor handle;
+  /// The owner's node.
+  std::string owner;
+  /// The ownership term it was asked for.
+  uint64_t term = 0;
+  /// The group's settings as the owner asked (used if the replica's own
+  /// state has none when promoted).
+  group_settings settings;
 };
 
 /// What the router is started with.
@@ -134,6 +158,10 @@ struct router_settings {
   /// The config groups (`[[groups]]`): after an owner's death, the router
   /// creates those whose HRW owner it now is and that nobody holds.
   std::vector<std::pair<std::string, group_settings>> config_groups;
+  /// How long the other routers keep a replicated group whose owner node
+  /// died before dropping it, waiting for the replica's takeover
+  /// (`[cluster] dead_after` + 2 s; issue 32).
+  std::chrono::milliseconds takeover_timeout{3000};
 };
 
 /// State of the router actor.
@@ -217,6 +245,20 @@ struct router_state {
   uint64_t group_conflicts = 0;
   /// The config groups, re-created here when this node becomes their owner.
   std::vector<std::pair<std::string, group_settings>> config_groups;
+  // -- replicas (actors/router/router_replicas.cpp, issue 32) ----------------
+  /// The replicas this node keeps, by group name.
+  std::unordered_map<std::string, held_replica> replicas;
+  /// Their group names by replica actor, for their down messages.
+  std::unordered_map<caf::actor_addr, std::string> replica_names;
+  /// Replicas this node promoted to owner, since the start.
+  uint64_t promotions = 0;
+  /// Directory entries refused for a lower term than the one held.
+  uint64_t stale_entries_refused = 0;
+  /// Groups whose stale entries were logged (each logged once).
+  std::unordered_set<std::string> stale_logged;
+  /// How long a replicated group whose owner died stays in the routes
+  /// without a new owner.
+  std::chrono::milliseconds takeover_timeout{3000};
 };
 
 /// The router's handle type with its state.

@@ -6,6 +6,7 @@
 
 #include <string_view>
 
+#include "actors/router/router_replicas.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
 
@@ -36,7 +37,8 @@ uint64_t directory_mix(uint64_t x) {
 // `winner` owns: out of the routes at once, then deleted (its members get
 // what a deleted group sends them and re-join).
 void drop_conflicting_group(router_pointer self, const std::string& name,
-                            const std::string& winner) {
+                            const std::string& winner,
+                            bool newer_term = false) {
   auto& st = self->state;
   auto i = st.groups.find(name);
   if (i == st.groups.end())
@@ -45,10 +47,12 @@ void drop_conflicting_group(router_pointer self, const std::string& name,
   forget_group(self, handle.address());
   self->request(handle, caf::infinite, delete_atom_v)
       .then(
-          [name, winner](uint64_t dropped) {
+          [name, winner, newer_term](uint64_t dropped) {
             log::warn(
-                "group dropped: another node owns it (two owners of "
-                "one name, the higher HRW rank keeps it)",
+                newer_term ? "group dropped: another node owns it at a newer "
+                             "ownership term (a replica took over)"
+                           : "group dropped: another node owns it (two owners "
+                             "of one name, the higher HRW rank keeps it)",
                 {{"group", name}, {"owner", winner}, {"dropped", dropped}});
           },
           [](caf::error&) {});
@@ -92,9 +96,13 @@ const std::string& owner_of(const router_state& st, const router_group& entry) {
 
 group_entry entry_of(const router_state& st, const std::string& name,
                      const router_group& entry) {
-  return group_entry{name, entry.settings, owner_of(st, entry),
+  return group_entry{name,
+                     entry.settings,
+                     owner_of(st, entry),
                      entry.owner.empty() ? st.node_epoch : entry.epoch,
-                     entry.handle};
+                     entry.handle,
+                     entry.term,
+                     entry.replica};
 }
 
 uint64_t track_pending(router_state& st, const caf::actor_addr& node_router,
@@ -166,14 +174,33 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
   }
   if (auto i = st.groups.find(entry.name); i != st.groups.end()) {
     auto& held = i->second;
+    if (refuse_stale_entry(self, entry, held)) {
+      finish(); // an old owner's entry: ok to the sender, ignored
+      return;
+    }
     if (held.handle == entry.handle) {
       held.epoch = entry.epoch;
       held.owner_router = from;
+      held.term = entry.term;
+      held.replica = std::move(entry.replica);
       finish();
       return;
     }
     auto held_owner = owner_of(st, held);
-    if (!held.owner.empty() && held_owner == entry.owner) {
+    if (entry.term > held.term) {
+      // A newer ownership term (a replica took over): it replaces the
+      // entry; a stale local group is deleted, its members re-join.
+      log::warn("group entry replaced by a newer ownership term",
+                {{"group", entry.name},
+                 {"owner", entry.owner},
+                 {"term", entry.term},
+                 {"old_owner", held_owner},
+                 {"old_term", held.term}});
+      if (held.owner.empty())
+        drop_conflicting_group(self, entry.name, entry.owner, true);
+      else
+        forget_group(self, held.handle.address());
+    } else if (!held.owner.empty() && held_owner == entry.owner) {
       // Its owner re-created it (restarted, or deleted and created again).
       forget_group(self, held.handle.address());
     } else if (hrw_beats(held_owner, entry.owner, entry.name)) {
@@ -206,8 +233,10 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
   // Its proxy's down message drops it too (the node is gone).
   self->monitor(handle);
   st.groups.insert_or_assign(
-      entry.name, router_group{handle, std::move(entry.settings), key,
-                               std::move(entry.owner), entry.epoch, from});
+      entry.name,
+      router_group{handle, std::move(entry.settings), key,
+                   std::move(entry.owner), entry.epoch, from, entry.term,
+                   std::move(entry.replica), false, false});
   request_shards(
       self, pattern,
       [done = std::move(done)] {
@@ -229,6 +258,7 @@ caf::result<caf::ok_atom> take_group_add(router_pointer self,
 void take_group_del(router_pointer self, const std::string& name) {
   auto& st = self->state;
   auto [addr, peer] = peer_of_sender(self);
+  drop_held_replica(self, name, peer->name); // its replica here quits
   auto i = st.groups.find(name);
   if (i == st.groups.end() || i->second.owner.empty() ||
       i->second.owner_router != addr)
@@ -299,7 +329,8 @@ void drop_owner_groups(router_pointer self, const caf::actor_addr& addr,
   auto& st = self->state;
   std::vector<caf::actor_addr> lost;
   for (auto& [name, entry] : st.groups)
-    if (!entry.owner.empty() && entry.owner_router == addr) {
+    if (!entry.owner.empty() && entry.owner_router == addr &&
+        !entry.owner_lost) {
       log::warn("group lost with its owner node: what it held is lost",
                 {{"group", name}, {"node", node}});
       lost.push_back(entry.handle.address());
@@ -316,6 +347,9 @@ directory_stats describe_directory(router_pointer self) {
     ++(entry.owner.empty() ? result.owned : result.remote);
   result.lost = st.groups_lost;
   result.conflicts = st.group_conflicts;
+  result.promotions = st.promotions;
+  result.replicas_held = st.replicas.size();
+  result.stale_entries_refused = st.stale_entries_refused;
   return result;
 }
 

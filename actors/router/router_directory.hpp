@@ -21,6 +21,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -117,7 +118,8 @@ void send_owned_groups(router_pointer self, router_peer& peer);
 
 /// Enters a peer's group `entry` (sent by the router `from`) in the
 /// directory, the trie and the routes, like a local group, and calls
-/// `done()` once every publisher's route has it. Two owners of one name:
+/// `done()` once every publisher's route has it. Two entries of one name:
+/// the higher ownership term wins (a lower one is refused); at equal terms
 /// the higher HRW rank keeps it; a losing local group is deleted.
 void enter_remote_group(router_pointer self, const caf::actor_addr& from,
                         group_entry entry, std::function<void()> done);
@@ -142,7 +144,8 @@ caf::result<group_entry> take_group_create(router_pointer self,
                                            bool any_settings);
 
 /// The node `node` (router `addr`) went down: drops its groups from the
-/// directory, the trie and the routes at once, counts and logs them.
+/// directory, the trie and the routes at once, counts and logs them;
+/// replicated groups waiting for their replica's takeover stay.
 void drop_owner_groups(router_pointer self, const caf::actor_addr& addr,
                        const std::string& node);
 
@@ -155,10 +158,14 @@ void create_config_groups(router_pointer self);
 
 /// Spawns a group this node owns, enters it like `spawn_group` and tells
 /// every peer; calls `ready(group)` once every local publisher and every
-/// live peer has it (router_groups.cpp).
+/// live peer has it (router_groups.cpp). A promoted replica's group starts
+/// from its `seed` at ownership `term`; a group with replicas gets one
+/// placed (router_replicas.cpp).
 void spawn_owned_group(router_pointer self, const std::string& name,
                        const group_settings& settings, const char* origin,
-                       std::function<void(group_actor)> ready);
+                       std::function<void(group_actor)> ready,
+                       std::shared_ptr<const group_seed> seed = nullptr,
+                       uint64_t term = 0);
 
 /// Returns why `settings` cannot make a group named `name`, or no error
 /// (router_groups.cpp).

@@ -8,6 +8,7 @@
 #include "actors/policies/policy_registry.hpp"
 #include "actors/router/router_actor.hpp"
 #include "actors/router/router_directory.hpp"
+#include "actors/router/router_replicas.hpp"
 #include "config/group_checks.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
@@ -71,18 +72,23 @@ error_info check_new_group(const router_state& st, const std::string& name,
 
 void spawn_owned_group(router_pointer self, const std::string& name,
                        const group_settings& settings, const char* origin,
-                       std::function<void(group_actor)> ready) {
+                       std::function<void(group_actor)> ready,
+                       std::shared_ptr<const group_seed> seed, uint64_t term) {
   auto& st = self->state;
   log_group("group created", name, settings, "origin", origin);
+  auto ctx = st.group_ctx;
+  ctx.seed = std::move(seed); // a promoted replica's state, if any
   // Linked: a group stops with the router.
-  auto group =
-      self->spawn<caf::linked>(group_actor_impl, name, settings, st.group_ctx);
+  auto group = self->spawn<caf::linked>(group_actor_impl, name, settings, ctx);
   self->monitor(group);
   st.linked_children.insert(group.address());
   auto key = st.next_key++;
   auto& entry =
       st.groups
-          .insert_or_assign(name, router_group{group, settings, key, {}, 0, {}})
+          .insert_or_assign(
+              name,
+              router_group{
+                  group, settings, key, {}, 0, {}, term, {}, false, false})
           .first->second;
   st.group_names.emplace(group.address(), name);
   st.patterns.insert(settings.pattern, key);
@@ -101,6 +107,7 @@ void spawn_owned_group(router_pointer self, const std::string& name,
   request_shards(self, settings.pattern, count_down, add_group_atom_v, group,
                  static_cast<uint64_t>(settings.dedup_window.count()));
   count_down();
+  place_replica(self, name); // replicas = 1 in a cluster (issue 32)
 }
 
 namespace {
@@ -170,8 +177,11 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
     auto& entry = i->second;
     ask_node<group_info>(
         self, entry.owner_router, "group \"" + name + "\"", entry.handle,
-        [promise, owner = owner_of(st, entry)](group_info& info) mutable {
+        [promise, owner = owner_of(st, entry), replica = entry.replica,
+         term = entry.term](group_info& info) mutable {
           info.owner_node = owner;
+          info.replica_node = replica;
+          info.term = term;
           promise.deliver(info);
         },
         fail, stats_atom_v);
@@ -181,13 +191,19 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
     forward_create(
         self, owner, name, settings, false,
         [promise](const group_entry& entry) mutable {
-          promise.deliver(
-              group_info{entry.name, entry.settings, {}, {}, 0, entry.owner});
+          promise.deliver(group_info{entry.name,
+                                     entry.settings,
+                                     {},
+                                     {},
+                                     0,
+                                     entry.owner,
+                                     entry.replica,
+                                     entry.term});
         },
         fail);
     return promise;
   }
-  auto info = group_info{name, settings, {}, {}, 0, st.node_name};
+  auto info = group_info{name, settings, {}, {}, 0, st.node_name, {}, 0};
   spawn_owned_group(
       self, name, settings, "request",
       [promise, info](const group_actor&) mutable { promise.deliver(info); });
@@ -323,9 +339,11 @@ caf::result<std::vector<group_info>> list_groups(router_pointer self) {
   for (auto& [name, entry] : st.groups)
     ask_node<group_info>(
         self, entry.owner_router, "group \"" + name + "\"", entry.handle,
-        [result, count_down,
-         owner = owner_of(st, entry)](group_info& info) mutable {
+        [result, count_down, owner = owner_of(st, entry),
+         replica = entry.replica, term = entry.term](group_info& info) mutable {
           info.owner_node = owner;
+          info.replica_node = replica;
+          info.term = term;
           result->push_back(std::move(info));
           count_down();
         },

@@ -23,6 +23,7 @@
 #include "actors/link/link_out.hpp"
 #include "actors/router/router_actor.hpp"
 #include "actors/router/router_directory.hpp"
+#include "actors/router/router_replicas.hpp"
 #include "log/log.hpp"
 #include "routing/pattern.hpp"
 
@@ -214,6 +215,8 @@ caf::result<caf::ok_atom> peer_connected(router_pointer self, std::string name,
     send_owned_groups(self, peer);
     send_full_interest(self, peer);
   }
+  // Replicas: owned groups without one get one now that a node came up.
+  place_replicas(self);
   if (peer.synced && peer.groups_synced)
     return caf::ok_atom_v;
   peer.ready.push_back(self->make_response_promise<caf::ok_atom>());
@@ -266,6 +269,9 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr) {
   }
   if (peer.inbound)
     self->send_exit(peer.inbound, caf::exit_reason::user_shutdown);
+  // Replicas: its replicated groups wait for their replica's takeover
+  // (this node's replica is promoted), its replicas are placed again.
+  replicas_node_down(self, addr, peer.name);
   // Groups across nodes: its groups are lost, requests to it failed.
   drop_owner_groups(self, addr, peer.name);
   fail_pending(self, addr, peer.name);

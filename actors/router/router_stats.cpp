@@ -36,6 +36,8 @@ caf::result<router_view> describe_router(router_pointer self,
   for (auto& [name, group] : st.groups) {
     view.groups.push_back(group.handle);
     view.group_owners.push_back(owner_of(st, group));
+    view.group_replicas.push_back(group.replica);
+    view.group_terms.push_back(group.term);
   }
   view.extensions.reserve(st.extensions.size());
   for (auto& [addr, actor] : st.extensions)
