@@ -152,6 +152,15 @@ bool ReplicaFixture::eventually(const std::function<bool()>& check,
   return false;
 }
 
+bool ReplicaFixture::replica_in_sync(const pb::GroupInfo& info) {
+  // Without GroupInfo.replica_synced (a build with the router side of
+  // replicas only), a named replica is all there is to see.
+  bool has_synced =
+      info.GetDescriptor()->FindFieldByName("replica_synced") != nullptr;
+  return !field_text(info, "replica_node").empty() &&
+         (!has_synced || field_text(info, "replica_synced") == "true");
+}
+
 bool ReplicaFixture::wait_replica_synced(const std::string& name,
                                          std::chrono::milliseconds timeout) {
   return eventually(
@@ -160,8 +169,7 @@ bool ReplicaFixture::wait_replica_synced(const std::string& name,
           auto info = group_info(*n, name);
           if (info.owner_node() != n->name)
             continue;
-          return !field_text(info, "replica_node").empty() &&
-                 field_text(info, "replica_synced") == "true";
+          return replica_in_sync(info);
         }
         return false;
       },
@@ -199,6 +207,14 @@ bool ReplicaFixture::wait_owner(const std::string& name,
         return true;
       },
       timeout);
+}
+
+uint64_t ReplicaFixture::pile_up(cluster_workload& work, const std::string& g,
+                                 const std::string& owner) {
+  work.hold(true);
+  std::this_thread::sleep_for(300ms);
+  auto c = group_info(node_named(owner), g).counters();
+  return c.pending() + c.in_flight();
 }
 
 void ReplicaFixture::kill_node(cluster_node& n, cluster_workload* work) {

@@ -69,6 +69,10 @@ protected:
   static bool eventually(const std::function<bool()>& check,
                          std::chrono::milliseconds timeout = replica_patience);
 
+  /// True if `info` (as the owner lists it) names a replica that is in
+  /// sync (without GroupInfo.replica_synced in this build: names one).
+  static bool replica_in_sync(const tinybroker::v1::GroupInfo& info);
+
   /// Waits until group `name`'s owner lists a replica that is in sync
   /// (GroupInfo replica_node set, replica_synced true); false after
   /// `timeout`.
@@ -88,6 +92,13 @@ protected:
   /// owner; false after `timeout`.
   bool wait_owner(const std::string& name, const std::string& owner,
                   std::chrono::milliseconds timeout = replica_patience);
+
+  /// Holds `work`'s workers for 300 ms so that group `g` piles up messages
+  /// (pending and in flight) and returns how many its owner `owner` holds:
+  /// a node killed now has something to lose. `work.hold(false)` lets the
+  /// workers go on.
+  uint64_t pile_up(cluster_workload& work, const std::string& g,
+                   const std::string& owner);
 
   /// Kills node `n` (SIGKILL by PID), reaps it and takes it out of
   /// `work`'s address book.

@@ -92,7 +92,9 @@ TEST_F(ClusterPartitionTest, IsolatedOwnerRefusesAndTheOthersServeTheGroup) {
   auto c3 = connect(n3);
   {
     loopback_partition cut;
+    EXPECT_GT(pile_up(w, g, "n3"), 0u);
     isolate(cut, n3);
+    w.hold(false);
     // The majority side (n1, n2) promotes n2 and keeps serving.
     EXPECT_TRUE(eventually([&] {
       return group_info(n1, g).owner_node() == "n2" &&
@@ -166,8 +168,10 @@ TEST_F(ClusterRollingRestartTest, RestartingEachNodeInTurnLosesNothing) {
   ASSERT_TRUE(eventually([&] { return w.confirmed() >= 1000; }));
   for (auto& n : nodes) {
     auto started = std::chrono::steady_clock::now();
+    auto held = pile_up(w, groups[0], group_info(*n, groups[0]).owner_node());
     w.set_address(n->name, "");
     ASSERT_TRUE(restart(*n)) << n->name << " did not start again";
+    w.hold(false);
     w.set_address(n->name, n->process->address());
     for (auto& other : nodes)
       ASSERT_TRUE(wait_synced(*other, 2, replica_patience)) << other->name;
@@ -178,7 +182,8 @@ TEST_F(ClusterRollingRestartTest, RestartingEachNodeInTurnLosesNothing) {
     ASSERT_TRUE(eventually([&] { return w.confirmed() >= before + 500; }));
     std::cout << "[ figure ] rolling restart of " << n->name << ": "
               << millis_since(started) << " ms to ready and every replica "
-              << "in sync; owners " << owners_listed(groups[0]) << std::endl;
+              << "in sync (" << held << " messages held at the start); owners "
+              << owners_listed(groups[0]) << std::endl;
   }
   w.stop_publishing();
   bool drained = w.drain(20s);

@@ -82,7 +82,12 @@ TEST_F(ClusterReplicaTest, OwnerKilledMidStreamLosesNoConfirmedMessage) {
   auto w = workload(g, "own", {"n1", "n2"}, {"n1", "n2"});
   w->start();
   ASSERT_TRUE(confirm_more(*w, 1000));
+  auto held = pile_up(*w, g, "n3");
+  EXPECT_GT(held, 0u) << "the owner holds nothing to lose";
   kill_node(node_named("n3"), w.get());
+  w->hold(false);
+  std::cout << "[ result ] the owner n3 held " << held
+            << " messages (pending and in flight) when killed" << std::endl;
   EXPECT_TRUE(wait_owner(g, "n2")) << owners_listed(g);
   ASSERT_TRUE(confirm_more(*w, 1000)) << "the new owner confirms";
   std::cout << "[ figure ] owner SIGKILL: new owner n2, publishes confirmed "
@@ -151,11 +156,14 @@ TEST_F(ClusterReplicaTest, ReplicaKilledOwnerPicksANewOneWithoutStall) {
   auto w = workload(g, "rep", {"n1", "n3"}, {"n1", "n3"});
   w->start();
   ASSERT_TRUE(confirm_more(*w, 1000));
+  auto held = pile_up(*w, g, "n3");
   kill_node(node_named("n2"), w.get());
+  w->hold(false);
+  std::cout << "[ result ] the owner n3 held " << held
+            << " messages when its replica n2 was killed" << std::endl;
   EXPECT_TRUE(eventually([&] {
     auto info = group_info(node_named("n3"), g);
-    return field_text(info, "replica_node") == "n1" &&
-           field_text(info, "replica_synced") == "true";
+    return field_text(info, "replica_node") == "n1" && replica_in_sync(info);
   })) << "the owner n3 did not take n1 as its new replica: "
       << group_info(node_named("n3"), g).ShortDebugString();
   ASSERT_TRUE(confirm_more(*w, 1000));
@@ -179,7 +187,9 @@ TEST_F(ClusterReplicaTest, OwnerThenNewOwnerKilledInTurn) {
   ASSERT_TRUE(confirm_more(*w, 1000));
   // The owner dies: n2 takes over and copies to n1, the one node left.
   auto& n3 = node_named("n3");
+  EXPECT_GT(pile_up(*w, g, "n3"), 0u);
   kill_node(n3, w.get());
+  w->hold(false);
   ASSERT_TRUE(wait_owner(g, "n2")) << owners_listed(g);
   ASSERT_TRUE(wait_replica_synced(g)) << "no replica after the failover";
   // n3 comes back (a majority needs two of three), then the owner of the
@@ -193,7 +203,9 @@ TEST_F(ClusterReplicaTest, OwnerThenNewOwnerKilledInTurn) {
   auto owners = owner_set(g);
   ASSERT_EQ(owners.size(), 1u) << owners_listed(g);
   auto second = *owners.begin();
+  EXPECT_GT(pile_up(*w, g, second), 0u);
   kill_node(node_named(second), w.get());
+  w->hold(false);
   EXPECT_TRUE(eventually([&] {
     auto now = owner_set(g);
     return now.size() == 1 && *now.begin() != second;
@@ -214,7 +226,9 @@ TEST_F(ClusterReplicaTest, StoppedOwnerComesBackAndIsRefusedByTerm) {
   ASSERT_TRUE(confirm_more(*w, 1000));
   auto& n3 = node_named("n3");
   auto term_before = field_number(group_info(n3, g), "term");
+  EXPECT_GT(pile_up(*w, g, "n3"), 0u);
   ASSERT_TRUE(n3.process->pause());
+  w->hold(false);
   // n1 and n2 declare it dead and n2 takes over with a higher term.
   EXPECT_TRUE(eventually([&] {
     return group_info(node_named("n1"), g).owner_node() == "n2" &&

@@ -172,6 +172,10 @@ void cluster_workload::worker_loop(int index) {
       continue;
     }
     while (running_) {
+      if (holding_) {
+        std::this_thread::sleep_for(10ms);
+        continue;
+      }
       auto frame = session->next(100ms);
       if (!frame) {
         if (session->ended())

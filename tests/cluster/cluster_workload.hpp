@@ -97,6 +97,13 @@ public:
   /// Stops the publishers (the workers go on).
   void stop_publishing();
 
+  /// With true, the workers stop reading and answering: what the owner
+  /// sent them stays in flight and the rest piles up pending, so a node
+  /// killed now holds messages. False: they go on.
+  void hold(bool on) {
+    holding_ = on;
+  }
+
   /// Waits until every confirmed message was delivered and no delivery
   /// came for `quiet`; false after `timeout`.
   bool drain(std::chrono::milliseconds timeout,
@@ -150,6 +157,7 @@ private:
   uint64_t deliveries_ = 0;
   std::atomic<bool> publishing_{false};
   std::atomic<bool> running_{false};
+  std::atomic<bool> holding_{false};
   std::vector<std::thread> threads_;
 };
 
