@@ -254,13 +254,20 @@ struct group_info {
   std::string replica_node;
   /// Its ownership term (the router fills it in): +1 per takeover.
   uint64_t term = 0;
+  /// True if the group's replica has its full state (issue 32).
+  bool replica_synced = false;
+  /// Accepted batches waiting for the replica's acknowledgement.
+  uint64_t replica_unacked = 0;
+  /// Messages confirmed without a replica although `replicas > 0`.
+  uint64_t confirmed_unreplicated = 0;
 };
 
 /// @relates group_info
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_info& x) {
   return f(caf::meta::type_name("group_info"), x.name, x.settings, x.counters,
-           x.members, x.mailbox, x.owner_node, x.replica_node, x.term);
+           x.members, x.mailbox, x.owner_node, x.replica_node, x.term,
+           x.replica_synced, x.replica_unacked, x.confirmed_unreplicated);
 }
 
 } // namespace tb

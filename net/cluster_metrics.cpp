@@ -12,6 +12,9 @@
 //   tinybroker_cluster_groups_owned            groups this node owns
 //   tinybroker_cluster_groups_lost_total       groups lost with their owner
 //   tinybroker_cluster_group_conflicts_total   two owners of one name met
+//   tinybroker_cluster_promotions_total        replicas promoted here
+//   tinybroker_cluster_replicas_held           group replicas kept here
+//   tinybroker_cluster_stale_entries_refused_total  old-term entries refused
 
 #include "net/metrics_format.hpp"
 
@@ -66,6 +69,22 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
          "# TYPE tinybroker_cluster_group_conflicts_total counter\n"
          "tinybroker_cluster_group_conflicts_total " +
          std::to_string(c.group_conflicts()) + "\n";
+  // Replicas (issue 32, docs/cluster.md "Replicas").
+  out += "# HELP tinybroker_cluster_promotions_total Group replicas this "
+         "node promoted to owner after their owner's node died.\n"
+         "# TYPE tinybroker_cluster_promotions_total counter\n"
+         "tinybroker_cluster_promotions_total " +
+         std::to_string(c.promotions()) + "\n";
+  out += "# HELP tinybroker_cluster_replicas_held Group replicas this node "
+         "keeps for owners on other nodes.\n"
+         "# TYPE tinybroker_cluster_replicas_held gauge\n"
+         "tinybroker_cluster_replicas_held " +
+         std::to_string(c.replicas_held()) + "\n";
+  out += "# HELP tinybroker_cluster_stale_entries_refused_total Group "
+         "directory entries refused for an older ownership term.\n"
+         "# TYPE tinybroker_cluster_stale_entries_refused_total counter\n"
+         "tinybroker_cluster_stale_entries_refused_total " +
+         std::to_string(c.stale_entries_refused()) + "\n";
   if (c.peers_size() == 0)
     return out;
   out += "# HELP tinybroker_cluster_peer_state 1 for the state of the link "

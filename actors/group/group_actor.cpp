@@ -99,6 +99,8 @@ void dispatch(group_pointer self) {
   }
   for (auto i = passed.rbegin(); i != passed.rend(); ++i)
     st.ledger.push_front(std::move(*i));
+  if (st.repl.replica)
+    replicate_round(self, out);
   for (auto& [member_key, batch] : out)
     self->send(st.members.at(member_key).session, gdeliver_atom_v,
                std::move(batch));
@@ -184,6 +186,7 @@ void on_tick(group_pointer self) {
     expired_by_member[f->member].push_back(id);
     touched.push_back(f->member);
     f->message.add_try(f->member);
+    note_returned(self, f->message.key);
     again.push_back(std::move(f->message));
   }
   for (auto& [key, ids] : expired_by_member)
@@ -219,6 +222,7 @@ void on_session_down(group_pointer self, const caf::actor_addr& addr) {
   for (auto id : ids) {
     auto f = st.ledger.finish(id);
     f->message.add_try(f->member);
+    note_returned(self, f->message.key);
     again.push_back(std::move(f->message));
   }
   requeue_in_order(self, std::move(again));
@@ -282,11 +286,16 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
   if (st.policy == nullptr)
     st.policy = std::make_unique<round_robin_policy>();
   init_timing(self);
-  self->set_down_handler(
-      [self](caf::down_msg& msg) { on_session_down(self, msg.source); });
+  start_from_seed(self);
+  self->set_down_handler([self](caf::down_msg& msg) {
+    if (!replica_down(self, msg))
+      on_session_down(self, msg.source);
+  });
   return {
-      [self](enqueue_atom, std::vector<message_ref>& msgs) {
-        return enqueue(self, msgs);
+      [self](enqueue_atom,
+             std::vector<message_ref>& msgs) -> caf::result<enqueue_reply> {
+        auto n = msgs.size();
+        return confirm_enqueue(self, enqueue(self, msgs), n);
       },
       [self](join_atom, session_actor session, member_spec& spec) {
         return join(self, std::move(session), std::move(spec));
@@ -308,6 +317,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         answer(self, session, ids, [self, &acked](group_ledger::flight f) {
           auto& st = self->state;
           forget_request(self, f.message.msg->id());
+          note_removed(self, f.message.key);
           ++st.counters.acked;
           ++acked;
           if (auto* member = st.members.find(f.member))
@@ -323,6 +333,7 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           if (auto* member = st.members.find(f.member))
             ++member->nacks;
           f.message.add_try(f.member);
+          note_returned(self, f.message.key);
           if (delay_ms == 0 || used_up(self, f.message) ||
               has_expired(self, f.message)) {
             requeue(self, std::move(f.message));
@@ -359,20 +370,28 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
           self->delayed_send(self, *wake, log_tick_atom_v);
       },
       [self](stats_atom) { return describe_group(self); },
-      [self](purge_atom) { return purge_pending(self); },
+      [self](purge_atom) {
+        auto purged = purge_pending(self);
+        if (self->state.repl.replica)
+          replicate_round(self, {});
+        return purged;
+      },
       [self](request_atom, message_ref& msg, const reply_target& target) {
         return hold_request(self, msg, target);
       },
-      // INTERFACE PLACEHOLDERS (branch r-iface): the replica branch
-      // implements them.
-      [](replica_atom, const replica_actor&, uint64_t) {},
-      [](rack_atom, uint64_t) {},
+      [self](replica_atom, replica_actor replica, uint64_t term) {
+        attach_replica(self, std::move(replica), term);
+      },
+      [self](rack_atom, uint64_t seq) { replica_acked(self, seq); },
       [self](delete_atom) {
         auto& st = self->state;
         for (auto& [key, member] : st.members)
           self->send(member.session, kicked_atom_v, member.subscription_id,
                      "the group \"" + st.group + "\" was deleted");
         auto dropped = static_cast<uint64_t>(st.ledger.clear());
+        // Publishes waiting for the replica are answered: their messages
+        // were held until the delete, like any other's.
+        release_waiting(self);
         st.dead_letter_lines.flush(now(self));
         self->quit();
         return dropped;

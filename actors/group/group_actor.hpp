@@ -41,6 +41,7 @@
 
 #include "actors/broker_context.hpp"
 #include "actors/group/group_ledger.hpp"
+#include "actors/group/group_replication.hpp"
 #include "actors/limited_logs.hpp"
 #include "actors/meters.hpp"
 #include "actors/policies/group_policy.hpp"
@@ -105,6 +106,10 @@ struct group_state {
   /// The size of `requests` that triggers a sweep of those past their
   /// deadline.
   std::size_t request_prune_at = 64;
+  /// The key of the next accepted message (`group_ledger::held::key`).
+  uint64_t next_key = 1;
+  /// The replica and the stream to it (issue 32).
+  group_replication repl;
 };
 
 /// The group's handle type with its state.
@@ -162,9 +167,11 @@ bool has_expired(group_pointer self, const group_ledger::held& held);
 /// Sets the ledger's timing rules from the settings and `ctx.unix_now`.
 void init_timing(group_pointer self);
 
-/// Holds `msg`, a message the group accepted, apart until its due time if
-/// that is still ahead, else at the back of its level's queue.
-void hold_new(group_pointer self, message_ref msg);
+/// Holds `msg`, a message the group accepted as `key`, delivered `attempts`
+/// times so far, apart until its due time if that is still ahead, else at
+/// the back of its level's queue.
+void hold_new(group_pointer self, message_ref msg, uint64_t key,
+              uint32_t attempts = 0);
 
 /// Moves due scheduled messages to their levels and expires waiting
 /// messages past their time, at most `schedule_slice` of each per call, so
@@ -239,6 +246,58 @@ void forget_request(group_pointer self, uint64_t message_id);
 
 /// Gives a delivery of a held request its reply target.
 void attach_reply(group_pointer self, group_delivery& delivery);
+
+// -- replicas (actors/group/group_replication.cpp, issue 32) -----------------
+
+/// Attaches `replica` (null: detaches) at ownership `term`: monitors it and
+/// sends it the full state in chunks; a lower term than the current one is
+/// refused.
+void attach_replica(group_pointer self, replica_actor replica, uint64_t term);
+
+/// Takes the replica's acknowledgement of everything up to `seq`: sends the
+/// enqueue replies that waited for it.
+void replica_acked(group_pointer self, uint64_t seq);
+
+/// Handles a down message if it is the replica's (answers what waited for
+/// it and drops it); returns false if `msg` is about another actor.
+bool replica_down(group_pointer self, const caf::down_msg& msg);
+
+/// Sends the replica what this handler run changed, in order: the accepted
+/// batch, the returned, the removed, then `out`'s deliveries (made in one
+/// dispatch round). Call only with a replica attached.
+void replicate_round(
+    group_pointer self,
+    const std::unordered_map<uint64_t, group_delivery_batch>& out);
+
+/// Returns the reply to an enqueue of `n` messages: at once without a
+/// replica, else once the replica acknowledged the batch.
+caf::result<enqueue_reply> confirm_enqueue(group_pointer self,
+                                           enqueue_reply reply, std::size_t n);
+
+/// Answers every enqueue reply waiting for the replica at once (the replica
+/// went away, or the group is deleted).
+void release_waiting(group_pointer self);
+
+/// Holds the messages of `ctx.seed`, a promoted replica's state: those in
+/// flight again at the head of their level, attempts kept, the others in
+/// order; keys continue from the seed's.
+void start_from_seed(group_pointer self);
+
+/// Records that the message `key` came back from a member (for the
+/// replica); nothing without one.
+inline void note_returned(group_pointer self, uint64_t key) {
+  auto& repl = self->state.repl;
+  if (repl.replica)
+    repl.returned.push_back(key);
+}
+
+/// Records that the message `key` left the group (for the replica);
+/// nothing without one.
+inline void note_removed(group_pointer self, uint64_t key) {
+  auto& repl = self->state.repl;
+  if (repl.replica)
+    repl.removed.push_back(key);
+}
 
 /// Runs the group `name` with `settings` (defaults filled in) under the
 /// policy registered as `settings.policy` (round_robin if unknown).

@@ -60,6 +60,7 @@ bool path_names(std::string_view path, std::string_view group) {
 void dead_letter(group_pointer self, const group_ledger::held& held,
                  const char* reason) {
   auto& st = self->state;
+  note_removed(self, held.key);
   auto log_line = [&](std::string_view topic, const char* because) {
     auto count =
         topic.empty() ? st.counters.dropped : st.counters.dead_lettered;

@@ -44,22 +44,24 @@ bool has_expired(group_pointer self, const group_ledger::held& held) {
 void expire(group_pointer self, const group_ledger::held& held) {
   auto& st = self->state;
   ++st.counters.expired_ttl;
-  if (st.settings.on_expiry == expiry_action::drop)
+  if (st.settings.on_expiry == expiry_action::drop) {
     ++st.counters.dropped;
-  else
+    note_removed(self, held.key);
+  } else
     dead_letter(self, held, "expired");
 }
 
-void hold_new(group_pointer self, message_ref msg) {
+void hold_new(group_pointer self, message_ref msg, uint64_t key,
+              uint32_t attempts) {
   auto& st = self->state;
-  if (msg->delay_ms() != 0) {
+  if (msg->delay_ms() != 0 && attempts == 0) {
     auto due = st.ledger.to_clock(msg->due_unix_nanos());
     if (due > self->clock().now()) {
-      st.ledger.schedule(std::move(msg), due);
+      st.ledger.schedule(std::move(msg), due, key);
       return;
     }
   }
-  st.ledger.push_back(group_ledger::held{std::move(msg), 0});
+  st.ledger.push_back(group_ledger::held{std::move(msg), attempts, key});
 }
 
 void release_due(group_pointer self) {
@@ -73,22 +75,29 @@ void release_due(group_pointer self) {
 enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs) {
   auto& st = self->state;
   enqueue_reply reply;
+  auto replicating = static_cast<bool>(st.repl.replica);
   for (uint32_t i = 0; i < msgs.size(); ++i) {
     auto size = msgs[i]->size_bytes();
     auto full = [&] {
       return st.ledger.held_messages() >= st.settings.max_pending_messages ||
              st.ledger.held_bytes() + size > st.settings.max_pending_bytes;
     };
-    if (full() && st.settings.overflow == overflow_policy::drop_oldest)
-      while (full() && st.ledger.drop_oldest_pending())
+    if (full() && st.settings.overflow == overflow_policy::drop_oldest) {
+      uint64_t dropped_key = 0;
+      while (full() && st.ledger.drop_oldest_pending(&dropped_key)) {
         ++st.counters.dropped;
+        note_removed(self, dropped_key);
+      }
+    }
     if (full()) {
       reply.refused.push_back(i);
       ++st.counters.refused;
       continue;
     }
     ++st.counters.received;
-    hold_new(self, std::move(msgs[i]));
+    if (replicating)
+      st.repl.batch.push_back(msgs[i]);
+    hold_new(self, std::move(msgs[i]), st.next_key++);
   }
   if (msgs.size() > reply.refused.size())
     st.received_rate.add(msgs.size() - reply.refused.size(),

@@ -52,19 +52,20 @@ group_ledger::held group_ledger::pop_front() {
   return msg;
 }
 
-void group_ledger::schedule(message_ref msg, time_point due) {
+void group_ledger::schedule(message_ref msg, time_point due, uint64_t key) {
   held_bytes_ += msg->size_bytes();
-  schedule_.add(std::move(msg), due);
+  schedule_.add(std::move(msg), due, key);
 }
 
 std::size_t group_ledger::release_scheduled(time_point now, std::size_t limit) {
   std::size_t n = 0;
   for (; n < limit; ++n) {
-    auto msg = schedule_.take_due(now);
+    uint64_t key = 0;
+    auto msg = schedule_.take_due(now, &key);
     if (!msg)
       break;
     auto level = level_of(*msg);
-    queue_.push_back(held{std::move(msg), 0}, level); // bytes stay counted
+    queue_.push_back(held{std::move(msg), 0, key}, level); // bytes counted
   }
   return n;
 }
@@ -108,20 +109,25 @@ std::optional<group_ledger::time_point> group_ledger::next_scheduled() const {
   return result;
 }
 
-bool group_ledger::drop_oldest_pending() {
+bool group_ledger::drop_oldest_pending(uint64_t* key) {
   // The oldest of the least urgent level first: the message the group would
   // deliver last among those waiting longest (docs/semantics.md).
+  uint64_t ignored = 0;
+  auto& out = key != nullptr ? *key : ignored;
   if (!queue_.empty()) {
-    count_out(queue_.pop_lowest());
+    auto dropped = queue_.pop_lowest();
+    out = dropped.key;
+    count_out(dropped);
     return true;
   }
   if (!delayed_.empty()) {
+    out = delayed_.begin()->second.key;
     count_out(delayed_.begin()->second);
     delayed_.erase(delayed_.begin());
     return true;
   }
   if (!schedule_.empty()) {
-    auto msg = schedule_.take_first();
+    auto msg = schedule_.take_first(&out);
     held_bytes_ -= msg->size_bytes();
     return true;
   }
@@ -235,16 +241,26 @@ std::size_t group_ledger::clear() {
   return n;
 }
 
-std::size_t group_ledger::clear_pending() {
+std::size_t group_ledger::clear_pending(std::vector<uint64_t>* keys) {
   auto n = pending();
-  queue_.for_each_level([this](const auto& level) {
-    for (auto& h : level.items)
+  queue_.for_each_level([this, keys](const auto& level) {
+    for (auto& h : level.items) {
       count_out(h);
+      if (keys != nullptr)
+        keys->push_back(h.key);
+    }
   });
-  for (auto& [due, h] : delayed_)
+  for (auto& [due, h] : delayed_) {
     count_out(h);
-  while (!schedule_.empty())
-    held_bytes_ -= schedule_.take_first()->size_bytes();
+    if (keys != nullptr)
+      keys->push_back(h.key);
+  }
+  uint64_t key = 0;
+  while (!schedule_.empty()) {
+    held_bytes_ -= schedule_.take_first(&key)->size_bytes();
+    if (keys != nullptr)
+      keys->push_back(key);
+  }
   queue_.clear();
   delayed_.clear();
   schedule_.clear();

@@ -58,9 +58,10 @@ public:
     /// Holds nothing yet.
     held() = default;
 
-    /// Holds `msg`, delivered `attempts` times so far, to no one known.
-    held(message_ref msg, uint32_t attempts)
-        : msg(std::move(msg)), attempts(attempts) {
+    /// Holds `msg`, delivered `attempts` times so far, to no one known,
+    /// numbered `key` by its group.
+    held(message_ref msg, uint32_t attempts, uint64_t key = 0)
+        : msg(std::move(msg)), attempts(attempts), key(key) {
       // nop
     }
 
@@ -68,6 +69,10 @@ public:
     message_ref msg;
     /// Deliveries made so far (0 before the first).
     uint32_t attempts = 0;
+    /// The group's number for it, in acceptance order from 1: how its
+    /// replica names it (issue 32, actors/replica_types.hpp). Kept in the
+    /// held struct, so numbering allocates nothing.
+    uint64_t key = 0;
     /// The members it was delivered to and came back from (a timeout, a
     /// nack, its member's end), each once, in order; null until it first
     /// comes back. Recorded when it comes back, not when it goes out, so a
@@ -195,8 +200,8 @@ public:
   /// Holds a new message at the end of the queue (of its level).
   void push_back(held msg);
 
-  /// Holds a new message apart until `due`.
-  void schedule(message_ref msg, time_point due);
+  /// Holds a new message apart until `due`; `key` as in `held` (0: its id).
+  void schedule(message_ref msg, time_point due, uint64_t key = 0);
 
   /// Moves up to `limit` scheduled messages that are due at `now` to the
   /// back of their levels, in due-time order; returns how many it moved.
@@ -212,8 +217,9 @@ public:
   /// Takes the message at the head of the queue; requires `has_ready()`.
   held pop_front();
 
-  /// Drops the oldest message that is not in flight; false if there is none.
-  bool drop_oldest_pending();
+  /// Drops the oldest message that is not in flight, setting `*key` (if
+  /// given) to its key; false if there is none.
+  bool drop_oldest_pending(uint64_t* key = nullptr);
 
   /// Records a delivery in flight.
   void start(uint64_t delivery_id, held msg, uint64_t member,
@@ -256,8 +262,26 @@ public:
   std::size_t clear();
 
   /// Forgets the messages waiting for a delivery, queued or delayed (a
-  /// purge); deliveries in flight stay. Returns how many it forgot.
-  std::size_t clear_pending();
+  /// purge); deliveries in flight stay. Returns how many it forgot, their
+  /// keys appended to `*keys` if given.
+  std::size_t clear_pending(std::vector<uint64_t>* keys = nullptr);
+
+  /// Calls `f(key, msg, attempts, in_flight)` for each held message, in no
+  /// particular order (a replica's snapshot sorts them by key).
+  template <class F>
+  void for_each_held(F f) const {
+    queue_.for_each_level([&](const auto& level) {
+      for (auto& h : level.items)
+        f(h.key, h.msg, h.attempts, false);
+    });
+    schedule_.for_each([&](uint64_t key, const message_ref& msg) {
+      f(key, msg, uint32_t{0}, false);
+    });
+    for (auto& [due, h] : delayed_)
+      f(h.key, h.msg, h.attempts, false);
+    for (auto& [id, fl] : flights_)
+      f(fl.message.key, fl.message.msg, fl.message.attempts, true);
+  }
 
 private:
   void count_in(const held& msg);

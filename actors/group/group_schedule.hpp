@@ -38,15 +38,25 @@ public:
     return time_point{time_point::duration{heap_.front().due}};
   }
 
-  /// Holds `msg` until `due`.
-  void add(message_ref msg, time_point due);
+  /// Holds `msg` until `due`. `key` orders equal due times and comes back
+  /// with the message: the group's number for it (acceptance order, issue
+  /// 32); 0 takes the message's id.
+  void add(message_ref msg, time_point due, uint64_t key = 0);
 
-  /// Takes the message due first if it is due at `now`; an empty reference
-  /// if none is.
-  message_ref take_due(time_point now);
+  /// Takes the message due first if it is due at `now`, setting `*key` (if
+  /// given) to its key; an empty reference if none is.
+  message_ref take_due(time_point now, uint64_t* key = nullptr);
 
-  /// Takes the message due first, due or not; requires `!empty()`.
-  message_ref take_first();
+  /// Takes the message due first, due or not, setting `*key` (if given) to
+  /// its key; requires `!empty()`.
+  message_ref take_first(uint64_t* key = nullptr);
+
+  /// Calls `f(key, msg)` for each message, in no particular order.
+  template <class F>
+  void for_each(F&& f) const {
+    for (auto& x : heap_)
+      f(x.seq, x.msg);
+  }
 
   /// Returns the bytes the heap's vector holds (capacity, not size).
   std::size_t allocated_bytes() const noexcept {
@@ -62,11 +72,11 @@ public:
 private:
   struct entry {
     int64_t due;  // time_since_epoch of the due time_point
-    uint64_t seq; // the message id: publish order among equal due times
+    uint64_t seq; // its key: acceptance order among equal due times
     message_ref msg;
   };
 
-  message_ref pop();
+  message_ref pop(uint64_t* key);
 
   std::vector<entry> heap_;
 };

@@ -86,12 +86,17 @@ group_info describe_group(group_pointer self) {
     result.members.push_back(std::move(out));
   }
   result.mailbox = mailbox_length(self);
+  result.replica_synced =
+      st.repl.replica && st.repl.acked_seq >= st.repl.synced_at;
+  result.replica_unacked = st.repl.waiting.size();
+  result.confirmed_unreplicated = st.repl.confirmed_unreplicated;
   return result;
 }
 
 uint64_t purge_pending(group_pointer self) {
   auto& st = self->state;
-  auto purged = static_cast<uint64_t>(st.ledger.clear_pending());
+  auto purged = static_cast<uint64_t>(
+      st.ledger.clear_pending(st.repl.replica ? &st.repl.removed : nullptr));
   st.counters.dropped += purged;
   return purged;
 }

@@ -105,6 +105,16 @@ group_entry entry_of(const router_state& st, const std::string& name,
                      entry.replica};
 }
 
+group_info info_of_entry(const group_entry& entry) {
+  group_info info;
+  info.name = entry.name;
+  info.settings = entry.settings;
+  info.owner_node = entry.owner;
+  info.replica_node = entry.replica;
+  info.term = entry.term;
+  return info;
+}
+
 uint64_t track_pending(router_state& st, const caf::actor_addr& node_router,
                        std::string what,
                        std::function<void(const caf::error&)> fail) {

@@ -51,6 +51,9 @@ const std::string& owner_of(const router_state& st, const router_group& entry);
 group_entry entry_of(const router_state& st, const std::string& name,
                      const router_group& entry);
 
+/// Returns the group info a directory entry tells (no counters).
+group_info info_of_entry(const group_entry& entry);
+
 /// Keeps a request to an actor of the node whose router is `node_router`
 /// pending; returns its id (0 and nothing kept for a null router: local).
 uint64_t track_pending(router_state& st, const caf::actor_addr& node_router,

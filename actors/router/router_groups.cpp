@@ -191,19 +191,15 @@ caf::result<group_info> create_group(router_pointer self, std::string name,
     forward_create(
         self, owner, name, settings, false,
         [promise](const group_entry& entry) mutable {
-          promise.deliver(group_info{entry.name,
-                                     entry.settings,
-                                     {},
-                                     {},
-                                     0,
-                                     entry.owner,
-                                     entry.replica,
-                                     entry.term});
+          promise.deliver(info_of_entry(entry));
         },
         fail);
     return promise;
   }
-  auto info = group_info{name, settings, {}, {}, 0, st.node_name, {}, 0};
+  group_info info;
+  info.name = name;
+  info.settings = settings;
+  info.owner_node = st.node_name;
   spawn_owned_group(
       self, name, settings, "request",
       [promise, info](const group_actor&) mutable { promise.deliver(info); });
@@ -235,6 +231,10 @@ caf::result<group_actor> join_group(router_pointer self, std::string name,
           ec::group_pattern_conflict,
           "group \"" + name + "\" exists with pattern \"" +
               i->second.settings.pattern + "\", not \"" + pattern + "\""));
+      return promise;
+    }
+    if (i->second.owner_lost) { // its replica is taking over: retry
+      promise.deliver(takeover_error(name, i->second));
       return promise;
     }
     join(i->second.handle, i->second.owner_router);

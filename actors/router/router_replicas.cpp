@@ -315,6 +315,13 @@ bool forget_replica(router_pointer self, const caf::actor_addr& addr) {
   return true;
 }
 
+caf::error takeover_error(const std::string& name, const router_group& entry) {
+  return make_caf_error(ec::node_unavailable,
+                        "the node " + entry.owner + " that owns group \"" +
+                            name + "\" is gone; its replica on " +
+                            entry.replica + " is taking over (retry)");
+}
+
 bool refuse_stale_entry(router_pointer self, const group_entry& entry,
                         const router_group& held) {
   auto& st = self->state;

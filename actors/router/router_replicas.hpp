@@ -72,6 +72,10 @@ void drop_held_replica(router_pointer self, const std::string& name,
 /// A replica actor of this node ended: forgets it; false if `addr` is none.
 bool forget_replica(router_pointer self, const caf::actor_addr& addr);
 
+/// Returns the error of a join to the group `name` whose owner's node is
+/// gone while its replica takes over (node_unavailable: retry).
+caf::error takeover_error(const std::string& name, const router_group& entry);
+
 /// Returns true if `entry` is refused because the directory holds `name`
 /// at a higher term (counted, logged once per group).
 bool refuse_stale_entry(router_pointer self, const group_entry& entry,

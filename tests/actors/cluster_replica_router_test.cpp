@@ -227,6 +227,18 @@ TEST_F(ClusterReplicas, TheEntryStaysInTheRoutesUntilTheNewOwnerReplacesIt) {
   EXPECT_EQ(group_at(router, name), old_group);
   EXPECT_EQ(route_at(router, "t.a")->groups.size(), 1u);
   EXPECT_EQ(state_of(router).groups_lost, 0u);
+  // A join meanwhile is refused UNAVAILABLE (its session retries).
+  auto member = spawn_session();
+  send_frame(member, join_frame(next_request_id(), 1, "t.>", name));
+  run();
+  auto failed = errors(member);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].error().error().code(), 14); // UNAVAILABLE
+  EXPECT_NE(failed[0].error().error().message().find(
+                "the node n2 that owns group \"" + name +
+                "\" is gone; its replica on n3 is taking over (retry)"),
+            std::string::npos)
+      << failed[0].error().error().message();
   // Then n3 sees it and promotes: its gadd replaces n1's entry.
   peer_down(n3, "n2");
   EXPECT_FALSE(entry_at(router, name).owner_lost);

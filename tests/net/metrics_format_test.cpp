@@ -342,3 +342,27 @@ TEST(metrics_format, tls_expiry_is_a_gauge_the_official_parser_reads) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(metrics_format, cluster_replica_counters_are_rendered) {
+  pb::ClusterStats c;
+  c.set_node_name("n1");
+  c.set_promotions(2);
+  c.set_replicas_held(5);
+  c.set_stale_entries_refused(3);
+  auto text = tb::render_cluster_metrics(c);
+  EXPECT_NE(text.find("# TYPE tinybroker_cluster_promotions_total counter\n"
+                      "tinybroker_cluster_promotions_total 2\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("# TYPE tinybroker_cluster_replicas_held gauge\n"
+                      "tinybroker_cluster_replicas_held 5\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tinybroker_cluster_stale_entries_refused_total 3\n"),
+            std::string::npos)
+      << text;
+}
+
+} // namespace

@@ -162,6 +162,32 @@ TEST(GroupView, TableNamesEachGroupsOwnerNodeInACluster) {
       << json.str();
 }
 
+TEST(GroupView, TableNamesEachGroupsReplicaNodeWhenOneHasAReplica) {
+  auto g = sample_group();
+  g.set_owner_node("n2");
+  g.set_replica_node("n3");
+  g.set_term(1);
+  auto h = sample_group();
+  h.set_name("audit");
+  h.set_owner_node("n1");
+  std::ostringstream out;
+  print_group_table(out, {&g, &h});
+  EXPECT_EQ(out.str().substr(0, out.str().find("  MEMBERS")),
+            "NAME     OWNER  REPLICA  PATTERN")
+      << out.str();
+  EXPECT_NE(out.str().find("\nworkers  n2     n3       jobs.>  "),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\naudit    n1     -        jobs.>  "),
+            std::string::npos)
+      << out.str();
+  json_writer json;
+  write_group(json, g, false, {});
+  EXPECT_NE(json.str().find("\"replica_node\":\"n3\",\"term\":1"),
+            std::string::npos)
+      << json.str();
+}
+
 TEST(GroupView, MemberTableHasARowPerMember) {
   auto g = sample_group();
   g.mutable_members(0)->set_client_name("resize-1");

@@ -41,6 +41,9 @@ void print_cluster_json(const pb::StatsReply& reply) {
       .number("groups_remote", c.groups_remote())
       .number("groups_lost", c.groups_lost())
       .number("group_conflicts", c.group_conflicts())
+      .number("promotions", c.promotions())
+      .number("replicas_held", c.replicas_held())
+      .number("stale_entries_refused", c.stale_entries_refused())
       .open_array("peers");
   for (const auto& p : c.peers())
     out.open_object()
@@ -87,6 +90,9 @@ void print_cluster_text(const pb::StatsReply& reply) {
             << c.groups_remote() << " on other nodes, " << c.groups_lost()
             << " lost with their owner, " << c.group_conflicts()
             << " two-owner conflicts\n";
+  std::cout << "replicas: " << c.replicas_held() << " kept here, "
+            << c.promotions() << " promoted to owner here, "
+            << c.stale_entries_refused() << " stale entries refused\n";
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)

@@ -38,7 +38,9 @@ std::string describe_settings(const pb::GroupInfo& info) {
          " dead_letter=" + dead_letter + " policy=" + s.policy() +
          (s.dedup_window_ms() == 0
               ? std::string{}
-              : " dedup_window=" + format_duration(s.dedup_window_ms()));
+              : " dedup_window=" + format_duration(s.dedup_window_ms())) +
+         (s.replicas() == 0 ? std::string{}
+                            : " replicas=" + std::to_string(s.replicas()));
 }
 
 // Returns a client context whose deadline is the timeout from now.
@@ -217,6 +219,10 @@ command add_create(CLI::App& groups, const connection_options& opts) {
   cmd->add_option_function<std::string>(
       "--dead-letter", [&s](const std::string& v) { s.set_dead_letter(v); },
       "dead letter topic, or none to drop (default $dlq.NAME)");
+  cmd->add_option_function<uint32_t>(
+      "--replicas", [&s](uint32_t n) { s.set_replicas(n); },
+      "other nodes keeping a copy of the group's messages: 0 or 1 (default: "
+      "the broker's [cluster] replicas; no effect on a single node)");
   cmd->add_option_function<std::string>(
       "--policy", [&s](const std::string& v) { s.set_policy(v); },
       "how a member is picked: round_robin, key_hash, ... (default "

@@ -34,6 +34,7 @@ void write_settings(json_writer& out, const pb::GroupSettings& s) {
             s.on_expiry() == pb::EXPIRY_DROP ? "drop" : "dead_letter")
       .number("max_priority", s.max_priority())
       .number("dedup_window_ms", s.dedup_window_ms())
+      .number("replicas", s.replicas())
       .close_object();
 }
 
@@ -113,9 +114,15 @@ void print_group_table(std::ostream& out, const group_list& groups) {
       "IN_FLIGHT", "OLDEST_PENDING", "RECEIVED",      "DELIVERED",
       "ACKED",     "REDELIVERED",    "DEAD_LETTERED", "DROPPED",
       "SCHEDULED", "EXPIRED_TTL",    "RECV/S",        "ACK/S"};
+  // Replicas (issue 32): the node keeping each group's copy, if any has one.
+  bool replicas = std::any_of(groups.begin(), groups.end(), [](auto* g) {
+    return !g->replica_node().empty();
+  });
+  if (replicas)
+    header.insert(header.begin() + 1, "REPLICA");
   if (owners)
     header.insert(header.begin() + 1, "OWNER");
-  text_table table{header, owners ? 3u : 2u};
+  text_table table{header, 2u + (owners ? 1u : 0u) + (replicas ? 1u : 0u)};
   for (auto* g : groups) {
     auto& c = g->counters();
     std::vector<std::string> row{
@@ -135,6 +142,9 @@ void print_group_table(std::ostream& out, const group_list& groups) {
         std::to_string(c.expired_ttl()),
         rate_pair(c.received_per_second_1s(), c.received_per_second_10s()),
         rate_pair(c.acked_per_second_1s(), c.acked_per_second_10s())};
+    if (replicas)
+      row.insert(row.begin() + 1,
+                 g->replica_node().empty() ? "-" : g->replica_node());
     if (owners)
       row.insert(row.begin() + 1,
                  g->owner_node().empty() ? "-" : g->owner_node());
@@ -176,6 +186,10 @@ void write_group(json_writer& out, const pb::GroupInfo& info, bool with_members,
   out.open_object(name).text("name", info.name());
   if (!info.owner_node().empty())
     out.text("owner_node", info.owner_node());
+  if (!info.replica_node().empty())
+    out.text("replica_node", info.replica_node());
+  if (!info.owner_node().empty())
+    out.number("term", info.term());
   write_settings(out, info.settings());
   write_counters(out, info.counters());
   if (with_members) {
