@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
 #include "routing/topic.hpp"
@@ -39,6 +40,9 @@ struct broker_context {
   std::chrono::milliseconds route_idle_timeout{60000};
   /// The broker-wide message id counter.
   std::shared_ptr<id_sequence> ids = std::make_shared<id_sequence>();
+  /// The majority rule's state: the cluster actor writes it, sessions read
+  /// it before group operations (a node alone always has quorum).
+  std::shared_ptr<quorum_state> quorum = std::make_shared<quorum_state>();
 
   /// Returns the topic and pattern name limits.
   name_limits names() const noexcept {

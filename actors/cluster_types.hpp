@@ -102,13 +102,22 @@ struct cluster_view {
   bool ready = false;
   /// Every peer, configured or met, sorted by address.
   std::vector<cluster_peer_view> peers;
+  /// The configured nodes: this node and its `[cluster] peers`.
+  uint32_t configured_nodes = 1;
+  /// The configured nodes this node sees, itself included.
+  uint32_t visible_nodes = 1;
+  /// True if the majority rule lets this node run group operations.
+  bool has_quorum = true;
+  /// Group operations refused for want of quorum since the start.
+  uint64_t quorum_refusals = 0;
 };
 
 /// @relates cluster_view
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
   return f(caf::meta::type_name("cluster_view"), x.node_name, x.listen, x.epoch,
-           x.ready, x.peers);
+           x.ready, x.peers, x.configured_nodes, x.visible_nodes, x.has_quorum,
+           x.quorum_refusals);
 }
 
 // -- links

@@ -23,6 +23,17 @@ inline constexpr const char* cluster_app_identifier = "tinybroker.cluster.v1";
 inline constexpr const char* cluster_app_identifier_env =
     "TINYBROKER_TEST_CLUSTER_APP_ID";
 
+/// Whether a node needs a majority of the configured nodes for group
+/// operations (issue 32, docs/cluster.md "Majority rule").
+enum class quorum_rule {
+  /// A node that sees fewer than a majority of the configured nodes
+  /// (itself included) refuses group operations; the default.
+  majority,
+  /// No rule: every node runs group operations whatever it sees (a 2-node
+  /// cluster, at the risk of two owners of a group during a partition).
+  none,
+};
+
 /// How one node of a cluster finds and watches the others.
 struct cluster_config {
   /// This node's name, unique in the cluster (1 to 128 of A-Z a-z 0-9 _ -);
@@ -51,6 +62,14 @@ struct cluster_config {
   bool tls = false;
   /// The default `replicas` of groups that set none (issue 32): 0 or 1.
   uint32_t replicas = 0;
+  /// Whether group operations need a majority of the configured nodes
+  /// (`[cluster] quorum`, "majority" or "none").
+  quorum_rule quorum = quorum_rule::majority;
+
+  /// Returns the configured nodes: this node and its peers.
+  std::size_t configured_nodes() const noexcept {
+    return enabled() ? 1 + peers.size() : 1;
+  }
 
   /// Returns true if this node is part of a cluster.
   bool enabled() const noexcept {
@@ -62,10 +81,10 @@ struct cluster_config {
 inline bool operator==(const cluster_config& x, const cluster_config& y) {
   return std::tie(x.node_name, x.listen, x.peers, x.heartbeat, x.dead_after,
                   x.link_window_batches, x.link_buffer_bytes, x.tls,
-                  x.replicas) ==
+                  x.replicas, x.quorum) ==
          std::tie(y.node_name, y.listen, y.peers, y.heartbeat, y.dead_after,
                   y.link_window_batches, y.link_buffer_bytes, y.tls,
-                  y.replicas);
+                  y.replicas, y.quorum);
 }
 
 /// Returns true if `x` and `y` differ in any cluster setting.

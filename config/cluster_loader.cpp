@@ -10,6 +10,7 @@
 //   link_buffer_bytes = "64MiB"         # the links' buffer per peer
 //   tls = false                         # TLS between nodes with [tls]'s files
 //   replicas = 0                        # groups' default replicas (0 or 1)
+//   quorum = "majority"                 # or "none": the majority rule
 //
 // Without the table the broker is a single node, as it always was.
 
@@ -52,6 +53,20 @@ void read_cluster(reader& r, const toml::value& v, const std::string& path,
       out.peers.push_back(text);
     }
   };
+  auto quorum = [&r, &out](const toml::value& v, const std::string& path) {
+    const char* expected =
+        "\"majority\" (group operations need a majority of the configured "
+        "nodes) or \"none\" (no rule, e.g. for 2 nodes)";
+    if (!v.is_string())
+      return r.bad(v, path, expected);
+    auto& text = v.as_string().str;
+    if (text == "majority")
+      out.quorum = quorum_rule::majority;
+    else if (text == "none")
+      out.quorum = quorum_rule::none;
+    else
+      r.bad(v, path, expected);
+  };
   r.read_table(
       v, path,
       {{"name", r.text(out.node_name,
@@ -64,7 +79,8 @@ void read_cluster(reader& r, const toml::value& v, const std::string& path,
        {"link_window_batches", r.count(out.link_window_batches, 1, 65536)},
        {"link_buffer_bytes", r.size(out.link_buffer_bytes)},
        {"tls", r.boolean(out.tls)},
-       {"replicas", r.count(out.replicas, 0, 1)}},
+       {"replicas", r.count(out.replicas, 0, 1)},
+       {"quorum", quorum}},
       nullptr);
   if (!v.is_table())
     return;

@@ -119,7 +119,8 @@ std::string describe(const broker_config& cfg) {
     os << (c.peers.empty() ? "none" : "") << ", heartbeat " << ms(c.heartbeat)
        << ", dead_after " << ms(c.dead_after) << ", link window "
        << c.link_window_batches << " batches, buffer "
-       << format_scaled(c.link_buffer_bytes, size_units) << ", tls " << c.tls;
+       << format_scaled(c.link_buffer_bytes, size_units) << ", tls " << c.tls
+       << ", quorum " << (c.quorum == quorum_rule::none ? "none" : "majority");
   } else {
     os << "off (a single node)";
   }

@@ -15,6 +15,8 @@
 //   tinybroker_cluster_promotions_total        replicas promoted here
 //   tinybroker_cluster_replicas_held           group replicas kept here
 //   tinybroker_cluster_stale_entries_refused_total  old-term entries refused
+//   tinybroker_cluster_quorum                  1 while it sees a majority
+//   tinybroker_cluster_quorum_refusals_total   group operations refused
 
 #include "net/metrics_format.hpp"
 
@@ -85,6 +87,21 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
          "# TYPE tinybroker_cluster_stale_entries_refused_total counter\n"
          "tinybroker_cluster_stale_entries_refused_total " +
          std::to_string(c.stale_entries_refused()) + "\n";
+  // The majority rule: a majority of the configured nodes, itself included.
+  auto majority = c.configured_nodes() <= 1 ||
+                  2 * uint64_t{c.visible_nodes()} > c.configured_nodes();
+  out += "# HELP tinybroker_cluster_quorum 1 while this node sees a majority "
+         "of the configured nodes (it refuses group operations without one, "
+         "unless [cluster] quorum = \"none\").\n"
+         "# TYPE tinybroker_cluster_quorum gauge\n"
+         "tinybroker_cluster_quorum " +
+         std::string(majority ? "1" : "0") + "\n";
+  out += "# HELP tinybroker_cluster_quorum_refusals_total Group operations "
+         "(publishes, joins, acks, requests) refused for want of a "
+         "majority.\n"
+         "# TYPE tinybroker_cluster_quorum_refusals_total counter\n"
+         "tinybroker_cluster_quorum_refusals_total " +
+         std::to_string(c.quorum_refusals()) + "\n";
   if (c.peers_size() == 0)
     return out;
   out += "# HELP tinybroker_cluster_peer_state 1 for the state of the link "

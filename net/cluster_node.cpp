@@ -47,7 +47,8 @@ void configure_cluster(caf::actor_system_config& sys_cfg,
 }
 
 error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
-                         const router_actor& router, cluster_actor& out) {
+                         const router_actor& router, cluster_actor& out,
+                         std::shared_ptr<quorum_state> quorum) {
   const auto& c = cfg.cluster;
   cluster_settings settings;
   settings.config = c;
@@ -58,6 +59,7 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
           std::chrono::system_clock::now().time_since_epoch())
           .count());
   settings.router = router;
+  settings.quorum = std::move(quorum);
   settings.dialer =
       c.tls ? caf::actor_cast<caf::actor>(sys.openssl_manager().actor_handle())
             : caf::actor_cast<caf::actor>(sys.middleman().actor_handle());
@@ -151,6 +153,9 @@ void fill_cluster_stats(const cluster_view& view,
   out.set_listen(view.listen);
   out.set_epoch(view.epoch);
   out.set_ready(view.ready);
+  out.set_configured_nodes(view.configured_nodes);
+  out.set_visible_nodes(view.visible_nodes);
+  out.set_quorum_refusals(view.quorum_refusals);
   for (auto& p : view.peers) {
     auto* peer = out.add_peers();
     peer->set_name(p.name);

@@ -100,7 +100,7 @@ error_info broker_server::start() {
       release();
       return err;
     }
-  if (auto err = start_node()) {
+  if (auto err = start_node(ctx.quorum)) {
     release();
     return err;
   }
@@ -264,10 +264,11 @@ error_info broker_server::start_metrics() {
   return {};
 }
 
-error_info broker_server::start_node() {
+error_info broker_server::start_node(std::shared_ptr<quorum_state> quorum) {
   if (!cfg_.cluster.enabled())
     return {};
-  if (auto err = start_cluster(*system_, cfg_, router_, cluster_))
+  if (auto err =
+          start_cluster(*system_, cfg_, router_, cluster_, std::move(quorum)))
     return err;
   // No publish before the remote interest is known (nats-server #439):
   // gRPC starts serving only once every reachable peer synced. The book

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
 #include "net/log_actor.hpp"
@@ -94,8 +95,9 @@ private:
   error_info create_declared_groups();
 
   // With [cluster]: starts the cluster actor and waits for the first sync
-  // with the peers (docs/cluster.md); nothing without.
-  error_info start_node();
+  // with the peers (docs/cluster.md); nothing without. The cluster actor
+  // writes the majority rule's count into `quorum` (the sessions' context).
+  error_info start_node(std::shared_ptr<quorum_state> quorum);
 
   // Starts the metrics listener if the config has one.
   error_info start_metrics();

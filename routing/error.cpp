@@ -52,6 +52,8 @@ std::string_view to_string(ec code) noexcept {
     return "unknown_request";
   case ec::node_unavailable:
     return "node_unavailable";
+  case ec::no_quorum:
+    return "no_quorum";
   }
   return "unknown";
 }
@@ -100,6 +102,7 @@ int grpc_status_code(ec code) noexcept {
   case ec::unknown_request:
     return not_found;
   case ec::node_unavailable:
+  case ec::no_quorum:
     return unavailable;
   }
   return internal;

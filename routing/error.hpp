@@ -70,6 +70,9 @@ enum class ec : uint8_t {
   /// The node that owns a group is gone or unreachable (cluster): the
   /// operation on the group may be retried once it moved to a live node.
   node_unavailable,
+  /// This node sees fewer than a majority of the configured nodes (cluster,
+  /// the majority rule): it refuses group operations until it sees one.
+  no_quorum,
 };
 
 /// Returns the stable, lower-case name of `code`, e.g. `"invalid_topic"`.

@@ -1,5 +1,6 @@
 #include "actors/cluster/cluster_actor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 
@@ -55,6 +56,44 @@ void cluster_check_ready(cluster_pointer self) {
   st.waiting.clear();
 }
 
+// Counts the nodes this node sees (itself and the configured peers that
+// greeted it and are not down) and publishes the majority rule's verdict
+// to the sessions; logs once when quorum is lost and once when it is back.
+void cluster_count_quorum(cluster_pointer self) {
+  auto& st = self->state;
+  auto& cfg = st.settings.config;
+  auto is_configured = [&](const std::string& name) {
+    auto* peer = st.book.find(name);
+    if (peer != nullptr && std::find(cfg.peers.begin(), cfg.peers.end(),
+                                     peer->address) != cfg.peers.end())
+      return true;
+    // A node announcing another spelling of its address (a host name).
+    for (auto& address : cfg.peers)
+      if (st.book.slot(address).name == name)
+        return true;
+    return false;
+  };
+  auto configured = static_cast<uint32_t>(cfg.configured_nodes());
+  uint32_t visible = 1;
+  for (auto& entry : st.peers)
+    if (is_configured(entry.first))
+      ++visible;
+  visible = std::min(visible, configured);
+  auto before = st.quorum;
+  st.quorum = st.settings.quorum->set(visible, configured, cfg.quorum);
+  if (before.has_quorum == st.quorum.has_quorum)
+    return;
+  auto lost = !st.quorum.has_quorum;
+  log::write(lost ? log::level::warn : log::level::info,
+             lost ? "cluster quorum lost: group publishes, joins and acks "
+                    "are refused, fan-out is served locally"
+                  : "cluster quorum back: group operations run again",
+             {{"node", cfg.node_name},
+              {"visible_nodes", static_cast<uint64_t>(visible)},
+              {"configured_nodes", static_cast<uint64_t>(configured)},
+              {"needed", static_cast<uint64_t>(quorum_majority(configured))}});
+}
+
 // Schedules a dial of `address` after `delay`.
 void cluster_schedule_dial(cluster_pointer self, const std::string& address,
                            std::chrono::milliseconds delay) {
@@ -72,6 +111,7 @@ void cluster_accept(cluster_pointer self, const cluster_hello& hello,
   st.peers[hello.name] =
       cluster_peer_handles{hello.cluster, hello.router, hello.epoch};
   self->monitor(hello.cluster);
+  cluster_count_quorum(self);
   log::info(verdict == hello_verdict::rejoin ? "cluster peer rejoined"
                                              : "cluster peer joined",
             {{"node", st.settings.config.node_name},
@@ -128,6 +168,9 @@ void cluster_dial_failed(cluster_pointer self, const std::string& address,
   slot.dialing = false;
   auto delay =
       st.book.record_dial_failed(address, error, cluster_wall_ms(), refused);
+  // Without quorum the node looks for a majority promptly.
+  if (!st.quorum.has_quorum)
+    delay = std::min(delay, quorum_redial_backoff);
   if (!repeated)
     log::write(refused ? log::level::error : log::level::warn, what,
                {{"node", st.settings.config.node_name},
@@ -156,6 +199,7 @@ void cluster_dial(cluster_pointer self, const std::string& address) {
                                  "greeting");
     st.book.slot(address).dialing = false;
     st.book.record_met(address, answer.name, cluster_wall_ms());
+    cluster_count_quorum(self);
     cluster_check_ready(self);
   };
   auto on_refusal = [self, address](caf::error& err) {
@@ -204,6 +248,7 @@ void cluster_peer_gone(cluster_pointer self, const caf::down_msg& msg) {
                                     {"peer", name},
                                     {"reason", caf::to_string(msg.reason)}});
     self->send(st.settings.router, peer_down_atom_v, name);
+    cluster_count_quorum(self);
     for (auto& address : st.book.record_down(name, cluster_wall_ms()))
       if (st.book.should_dial(address))
         cluster_schedule_dial(self, address, cluster_first_backoff);
@@ -227,6 +272,17 @@ cluster_actor::behavior_type cluster_actor_impl(cluster_pointer self,
   st.hello.address = cfg.listen;
   st.hello.cluster = caf::actor_cast<caf::actor>(self);
   st.hello.router = caf::actor_cast<caf::actor>(st.settings.router);
+  // A starting node of several has no quorum until it sees a majority.
+  st.quorum = st.settings.quorum->set(
+      1, static_cast<uint32_t>(cfg.configured_nodes()), cfg.quorum);
+  if (!st.quorum.has_quorum)
+    log::info(
+        "cluster: no quorum until a majority of the configured nodes "
+        "is seen; group operations are refused until then",
+        {{"node", cfg.node_name},
+         {"configured_nodes", static_cast<uint64_t>(st.quorum.configured)},
+         {"needed",
+          static_cast<uint64_t>(quorum_majority(st.quorum.configured))}});
   self->set_down_handler(
       [self](const caf::down_msg& msg) { cluster_peer_gone(self, msg); });
   for (auto& address : cfg.peers)
@@ -262,6 +318,10 @@ cluster_actor::behavior_type cluster_actor_impl(cluster_pointer self,
         v.epoch = st.settings.epoch;
         v.ready = st.ready;
         v.peers = st.book.view();
+        v.configured_nodes = st.quorum.configured;
+        v.visible_nodes = st.quorum.visible;
+        v.has_quorum = st.quorum.has_quorum;
+        v.quorum_refusals = st.settings.quorum->refusals();
         return v;
       },
       [self](dial_atom, const std::string& address) {

@@ -10,6 +10,10 @@
 //   monitor(peer) ; request(router, peer_up) --ok--> synced
 //   down(peer) --> router: peer_down ; the smaller name redials with backoff
 //
+// On every peer up and down it counts the nodes it sees against the
+// configured ones and publishes the majority rule's verdict to the
+// sessions (cluster_quorum.hpp).
+//
 // The rules (which greeting to accept, when to dial, when the node is
 // ready) live in cluster_book.hpp; this actor only does the messaging.
 
@@ -25,6 +29,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include "actors/cluster/cluster_book.hpp"
+#include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
 #include "config/cluster_config.hpp"
 
@@ -46,6 +51,9 @@ struct cluster_settings {
   /// `(connect_atom, host, port)` with `(node_id, strong_actor_ptr,
   /// std::set<std::string>)`; a stand-in in tests.
   caf::actor dialer;
+  /// Where the actor publishes the majority rule's count for the sessions
+  /// (the broker context's); a fresh one if not shared.
+  std::shared_ptr<quorum_state> quorum = std::make_shared<quorum_state>();
 };
 
 /// A live peer's handles: the directory later points (groups across nodes,
@@ -81,6 +89,8 @@ struct cluster_state {
   std::vector<caf::response_promise> waiting;
   /// True once the node reported ready.
   bool ready = false;
+  /// The last quorum reading (a starting node of several has none).
+  quorum_reading quorum{1, 1, true};
 };
 
 /// The pointer a cluster actor's behavior gets.

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "actors/session/session_actor.hpp"
+#include "actors/session/session_quorum.hpp"
 #include "routing/topic.hpp"
 #include "tinybroker.pb.h"
 
@@ -69,6 +70,10 @@ void join_group(session_pointer self, const subscribe_answer_ptr& answer,
   auto err = validate_group_name(req.group());
   if (!err)
     err = validate_tags(req.tags());
+  if (!err) // the majority rule (cluster)
+    err = quorum_refusal(st, "group \"" + req.group() +
+                                 "\" refuses joins until this node sees a "
+                                 "majority");
   if (err) {
     queue_error(self, request_id, "subscribe", id, err);
     return;
@@ -170,6 +175,12 @@ bool leave_group(session_pointer self, uint64_t subscription_id,
 
 void answer_deliveries(session_pointer self, const pb::ClientFrame& frame) {
   auto& st = self->state;
+  if (auto err = refuse_answers(st, frame)) {
+    // The deliveries stay the session's: answered again once the node sees
+    // a majority, or redelivered after ack_wait.
+    queue_error(self, frame.request_id(), answer_name(frame), 0, err);
+    return;
+  }
   const google::protobuf::RepeatedField<uint64_t>* ids = nullptr;
   bool keeps = false; // in progress: the delivery stays unanswered
   switch (frame.kind_case()) {

@@ -12,6 +12,7 @@
 
 #include "actors/session/publish_destinations.hpp"
 #include "actors/session/session_actor.hpp"
+#include "actors/session/session_quorum.hpp"
 #include "actors/session/unary_call.hpp"
 #include "actors/topic/dedup_table.hpp"
 #include "routing/topic.hpp"
@@ -334,6 +335,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
         seen.insert(msg->topic()).second)
       missing.emplace_back(msg->topic());
   if (missing.empty()) {
+    refuse_group_publishes(st, *job); // the majority rule (cluster)
     check_duplicates(self, job);
     return;
   }
@@ -365,6 +367,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
               job->resolved.emplace(missing[i], std::move(routes[i]));
             }
             job->pending_lookups = 0;
+            refuse_group_publishes(self->state, *job);
             check_duplicates(self, job);
           },
           [self, job, missing](caf::error& err) {
@@ -373,6 +376,7 @@ void run_publish(session_pointer self, std::shared_ptr<publish_job> job) {
             for (auto& topic : missing)
               job->lookup_errors.emplace(topic, to_error_info(err));
             job->pending_lookups = 0;
+            refuse_group_publishes(self->state, *job);
             check_duplicates(self, job);
           });
 }

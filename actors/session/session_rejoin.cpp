@@ -7,7 +7,9 @@
 // creates the group on its next owner. Until the router has taken its own
 // `peer_down` it may still answer node_unavailable or the lost group, so
 // attempts back off (50 ms doubling to 1 s) and end after 30 s with an
-// Unsubscribed frame saying why. An Unsubscribe meanwhile ends it.
+// Unsubscribed frame saying why. An Unsubscribe meanwhile ends it. While
+// this node has no quorum (the majority rule) no attempt goes to the
+// router: the group is not re-created on a minority's side.
 //
 //   member --down(node lost)--> rejoining --join answered--> member
 //                                  |  \--failed: retry after the delay
@@ -135,6 +137,13 @@ void try_rejoin(session_pointer self, uint64_t id, uint64_t attempt) {
       i->second.rejoin_attempt != attempt)
     return; // left meanwhile, or a stale timer
   auto& m = i->second;
+  if (!st.ctx.quorum->has_quorum()) {
+    // The majority rule: a node without quorum does not re-create the
+    // group on its side of a partition; the membership waits for quorum.
+    m.rejoin_error = "no quorum: " + st.ctx.quorum->read().describe();
+    session_rejoin_later(self, id, m);
+    return;
+  }
   self->request(st.ctx.router, caf::duration{group_watch::reply_timeout},
                 join_atom_v, m.group, m.pattern, self_handle(self), m.spec)
       .then(

@@ -18,6 +18,7 @@
 #include <string>
 
 #include "actors/session/session_actor.hpp"
+#include "actors/session/session_quorum.hpp"
 #include "actors/session/unary_call.hpp"
 #include "routing/topic.hpp"
 #include "tinybroker.pb.h"
@@ -194,11 +195,17 @@ void start_request(session_pointer self, uint64_t request_id, pb::Request& req,
                              std::to_string(max_timeout_ms) + " ms"));
     return;
   }
-  if (!req.group().empty())
-    if (auto err = validate_group_name(req.group())) {
+  if (!req.group().empty()) {
+    auto err = validate_group_name(req.group());
+    if (!err) // the majority rule (cluster)
+      err = quorum_refusal(st, "group \"" + req.group() +
+                                   "\" refuses requests until this node "
+                                   "sees a majority");
+    if (err) {
       fail(self, request_id, unary, err);
       return;
     }
+  }
   auto limit = st.ctx.limits.max_pending_requests_per_session;
   if (st.requests.pending_count() >= limit) {
     fail(self, request_id, unary,

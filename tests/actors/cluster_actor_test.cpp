@@ -42,6 +42,8 @@ protected:
   std::set<uint16_t> hung;
   caf::actor dialer;
   std::vector<caf::actor> actors;
+  // The majority rule of the nodes `start` starts.
+  quorum_rule rule = quorum_rule::majority;
 
   void SetUp() override {
     dialer = sys.spawn([this](caf::event_based_actor* self) -> caf::behavior {
@@ -84,6 +86,7 @@ protected:
     s.epoch = ++epochs_;
     s.router = router;
     s.dialer = dialer;
+    s.config.quorum = rule;
     auto a = sys.spawn(cluster_actor_impl, s);
     listening[port] = caf::actor_cast<caf::actor>(a);
     actors.push_back(caf::actor_cast<caf::actor>(a));
@@ -194,6 +197,94 @@ TEST_F(ClusterActorTest, ANodeLossIsSeenAndTheRestartedNodeRejoins) {
   EXPECT_EQ(handles.cluster, caf::actor_cast<caf::actor>(again));
   EXPECT_EQ(handles.epoch, state(again).hello.epoch);
   EXPECT_EQ(handles.router, state(again).hello.router);
+}
+
+// -- the majority rule (issue 32 point 3) -------------------------------------
+
+// Returns what the sessions of node `a` read: "visible/configured quorum".
+std::string reading(const quorum_state& q) {
+  auto r = q.read();
+  return std::to_string(r.visible) + "/" + std::to_string(r.configured) +
+         (r.has_quorum ? " quorum" : " no quorum");
+}
+
+TEST(QuorumRule, AMajorityIsMoreThanHalfOfTheConfiguredNodes) {
+  EXPECT_EQ(quorum_majority(1), 1u);
+  EXPECT_EQ(quorum_majority(2), 2u);
+  EXPECT_EQ(quorum_majority(3), 2u);
+  EXPECT_EQ(quorum_majority(4), 3u);
+  EXPECT_EQ(quorum_majority(5), 3u);
+  EXPECT_TRUE(quorum_reached(1, 1, quorum_rule::majority));
+  EXPECT_FALSE(quorum_reached(1, 2, quorum_rule::majority));
+  EXPECT_TRUE(quorum_reached(1, 2, quorum_rule::none));
+  EXPECT_FALSE(quorum_reached(2, 4, quorum_rule::majority));
+  EXPECT_TRUE(quorum_reached(3, 4, quorum_rule::majority));
+  quorum_state alone; // a node without [cluster]
+  EXPECT_TRUE(alone.has_quorum());
+  EXPECT_EQ(reading(alone), "1/1 quorum");
+  alone.set(1, 3, quorum_rule::majority);
+  EXPECT_EQ(alone.read().describe(),
+            "this node sees 1 of 3 configured nodes (needs 2)");
+}
+
+TEST_F(ClusterActorTest, AStartingNodeHasNoQuorumUntilItSeesAMajority) {
+  auto n1 = start("n1", 1, {2, 3});
+  sched.run();
+  auto quorum = state(n1).settings.quorum; // what the sessions read
+  auto& q = *quorum;
+  EXPECT_EQ(reading(q), "1/3 no quorum");
+  sched.advance_time(1s); // the ready gate does not wait for a majority
+  sched.run();
+  EXPECT_TRUE(state(n1).ready);
+  EXPECT_EQ(reading(q), "1/3 no quorum");
+  start("n2", 2, {1, 3});
+  sched.advance_time(2s); // n1 redials
+  sched.run();
+  EXPECT_EQ(reading(q), "2/3 quorum");
+}
+
+TEST_F(ClusterActorTest, ANodeLosesQuorumWithTheMajorityAndGetsItBack) {
+  auto n1 = start("n1", 1, {2, 3});
+  auto n2 = start("n2", 2, {1, 3});
+  auto n3 = start("n3", 3, {1, 2});
+  sched.run();
+  sched.advance_time(100ms); // the dials that came before a node listened
+  sched.run();
+  auto quorum = state(n1).settings.quorum; // what the sessions read
+  auto& q = *quorum;
+  ASSERT_EQ(reading(q), "3/3 quorum");
+  kill(n2, 2);
+  EXPECT_EQ(reading(q), "2/3 quorum");
+  kill(n3, 3);
+  EXPECT_EQ(reading(q), "1/3 no quorum");
+  // The Stats view says the same.
+  auto& st = state(n1);
+  EXPECT_EQ(st.quorum.visible, 1u);
+  EXPECT_EQ(st.quorum.configured, 3u);
+  EXPECT_FALSE(st.quorum.has_quorum);
+  q.count_refusal();
+  caf::scoped_actor asker{sys, true};
+  asker->send(n1, caf::get_atom_v, cluster_atom_v);
+  sched.run();
+  asker->receive([](cluster_view& v) {
+    EXPECT_EQ(v.configured_nodes, 3u);
+    EXPECT_EQ(v.visible_nodes, 1u);
+    EXPECT_FALSE(v.has_quorum);
+    EXPECT_EQ(v.quorum_refusals, 1u);
+  });
+  start("n3", 3, {1, 2}, "id-n3-again");
+  sched.run();
+  sched.advance_time(2s);
+  sched.run();
+  EXPECT_EQ(reading(q), "2/3 quorum");
+}
+
+TEST_F(ClusterActorTest, QuorumNoneLetsAMinorityRunGroups) {
+  rule = quorum_rule::none;
+  auto n1 = start("n1", 1, {2});
+  sched.run();
+  EXPECT_TRUE(state(n1).settings.quorum->has_quorum());
+  EXPECT_EQ(reading(*state(n1).settings.quorum), "1/2 quorum");
 }
 
 } // namespace

@@ -101,6 +101,21 @@ TEST(cluster_config, bad_values_are_named) {
             "peers");
 }
 
+TEST(cluster_config, the_majority_rule_is_on_unless_quorum_is_none) {
+  EXPECT_EQ(cluster_config_of(node).cluster.quorum, tb::quorum_rule::majority);
+  EXPECT_EQ(cluster_config_of(node + "quorum = \"majority\"\n").cluster.quorum,
+            tb::quorum_rule::majority);
+  auto off = cluster_config_of(node + "quorum = \"none\"\n");
+  EXPECT_EQ(off.cluster.quorum, tb::quorum_rule::none);
+  expect_in(tb::describe(off), ", quorum none");
+  expect_in(cluster_error_of(node + "quorum = \"all\"\n"),
+            "c.toml:4:10: cluster.quorum: got \"all\"; expected \"majority\" "
+            "(group operations need a majority of the configured nodes) or "
+            "\"none\"");
+  expect_in(cluster_error_of(node + "quorum = 2\n"),
+            "cluster.quorum: got 2; expected \"majority\"");
+}
+
 TEST(cluster_config, tls_needs_the_tls_table_with_a_ca) {
   expect_in(cluster_error_of(node + "tls = true\n"),
             "cluster.tls: true without [tls] client_ca");

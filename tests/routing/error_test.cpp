@@ -13,7 +13,7 @@ namespace {
 
 TEST(ErrorTable, EveryCodeHasADistinctName) {
   std::set<std::string_view> names;
-  for (int i = 0; i <= static_cast<int>(ec::node_unavailable); ++i) {
+  for (int i = 0; i <= static_cast<int>(ec::no_quorum); ++i) {
     auto name = to_string(static_cast<ec>(i));
     EXPECT_NE(name, "unknown") << "code " << i << " has no name";
     EXPECT_TRUE(names.insert(name).second) << "name " << name << " twice";
@@ -23,6 +23,11 @@ TEST(ErrorTable, EveryCodeHasADistinctName) {
 TEST(ErrorTable, ANodeThatIsGoneIsUnavailable) {
   EXPECT_EQ(to_string(ec::node_unavailable), "node_unavailable");
   EXPECT_EQ(grpc_status_code(ec::node_unavailable), 14);
+}
+
+TEST(ErrorTable, ANodeWithoutQuorumIsUnavailable) {
+  EXPECT_EQ(to_string(ec::no_quorum), "no_quorum");
+  EXPECT_EQ(grpc_status_code(ec::no_quorum), 14);
 }
 
 TEST(ErrorTable, CodesMapToTheDocumentedStatus) {

@@ -44,6 +44,9 @@ void print_cluster_json(const pb::StatsReply& reply) {
       .number("promotions", c.promotions())
       .number("replicas_held", c.replicas_held())
       .number("stale_entries_refused", c.stale_entries_refused())
+      .number("configured_nodes", c.configured_nodes())
+      .number("visible_nodes", c.visible_nodes())
+      .number("quorum_refusals", c.quorum_refusals())
       .open_array("peers");
   for (const auto& p : c.peers())
     out.open_object()
@@ -93,6 +96,16 @@ void print_cluster_text(const pb::StatsReply& reply) {
   std::cout << "replicas: " << c.replicas_held() << " kept here, "
             << c.promotions() << " promoted to owner here, "
             << c.stale_entries_refused() << " stale entries refused\n";
+  // The majority rule (docs/cluster.md): more than half, itself included.
+  auto needed = c.configured_nodes() / 2 + 1;
+  std::cout << "quorum: sees " << c.visible_nodes() << " of "
+            << c.configured_nodes() << " configured nodes (needs " << needed
+            << "), "
+            << (c.visible_nodes() >= needed
+                    ? "a majority"
+                    : "NO majority: group operations are refused (unless "
+                      "[cluster] quorum = \"none\")")
+            << ", " << c.quorum_refusals() << " refused since the start\n";
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)
