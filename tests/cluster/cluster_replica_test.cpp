@@ -124,16 +124,21 @@ TEST_F(ClusterReplicaTest, NewOwnerDeliversWithinDeadAfter) {
   auto killed = std::chrono::steady_clock::now();
   auto again = member->receive(1, replica_patience);
   auto took = millis_since(killed);
-  ASSERT_EQ(again.size(), 1u) << owners_listed(g);
+  ASSERT_FALSE(again.empty()) << owners_listed(g);
   std::cout << "[ figure ] owner SIGKILL to the first delivery by the new "
                "owner: "
             << took << " ms (dead_after " << replica_dead_after.count()
             << " ms; attempt " << again[0].attempt() << ")" << std::endl;
   EXPECT_LE(took, (replica_dead_after + 100ms).count());
   // All 20 come: the 10 that were in flight with attempt 2.
-  std::set<std::string> got{again[0].payload()};
-  std::vector<uint64_t> ids{again[0].delivery_id()};
-  int second_attempts = again[0].attempt() > 1 ? 1 : 0;
+  std::set<std::string> got;
+  std::vector<uint64_t> ids;
+  int second_attempts = 0;
+  for (auto& d : again) {
+    got.insert(d.payload());
+    ids.push_back(d.delivery_id());
+    second_attempts += d.attempt() > 1 ? 1 : 0;
+  }
   auto deadline = std::chrono::steady_clock::now() + replica_patience;
   while (got.size() < 20 && std::chrono::steady_clock::now() < deadline) {
     member->ack(ids);
