@@ -40,6 +40,10 @@ packages=(
   # the console's browser test (tests/console): headless chromium driven by
   # chromium-driver through python3-selenium
   chromium chromium-driver python3-selenium
+  # the replica tests' network partition (tests/cluster/cluster_partition.hpp:
+  # nftables rules on loopback, as root) and JetStream R3, the peer in
+  # scripts/replica_figures.py
+  nftables nats-server
 )
 
 install_deps() {

@@ -184,4 +184,16 @@ void ClusterFixture::signal(cluster_node& n, int sig) {
   ::kill(n.process->pid(), sig);
 }
 
+bool ClusterFixture::restart(cluster_node& n,
+                             std::chrono::milliseconds timeout) {
+  if (n.process) {
+    n.process->stop(SIGTERM, timeout);
+    n.process.reset();
+  }
+  std::vector<std::string> args{"--config", n.config};
+  args.insert(args.end(), n.args.begin(), n.args.end());
+  n.process = std::make_unique<broker_process>(args);
+  return n.process->wait_ready(std::chrono::seconds(20));
+}
+
 } // namespace tb::test

@@ -86,6 +86,12 @@ protected:
   /// Sends `signal` to node `n`'s process (by PID).
   void signal(cluster_node& n, int signal);
 
+  /// Stops node `n` with SIGTERM (SIGKILL after `timeout`) and starts it
+  /// again on the same config and cluster port, as a rolling restart does;
+  /// false if it did not report ready within 20 s.
+  bool restart(cluster_node& n,
+               std::chrono::milliseconds timeout = std::chrono::seconds(15));
+
   /// Returns node `n`'s address "127.0.0.1:PORT" on the cluster.
   static std::string cluster_address(const cluster_node& n);
 

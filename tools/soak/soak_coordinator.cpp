@@ -83,6 +83,18 @@ bool run::start_roles() {
   request.mutable_settings()->set_pattern(pattern_);
   request.mutable_settings()->set_ack_wait_ms(5000);
   request.mutable_settings()->set_max_deliveries(20);
+  if (cfg_.replicas > 0) {
+    // GroupSettings.replicas (issue 32), set by name: this tool builds
+    // before the protocol has it.
+    auto* settings = request.mutable_settings();
+    auto* field = settings->GetDescriptor()->FindFieldByName("replicas");
+    if (field == nullptr) {
+      std::fprintf(stderr, "tinybroker-soak: --replicas: this build's "
+                           "protocol has no GroupSettings.replicas\n");
+      return false;
+    }
+    settings->GetReflection()->SetUInt32(settings, field, cfg_.replicas);
+  }
   pb::GroupInfo info;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + 10s);
@@ -108,7 +120,8 @@ bool run::start_roles() {
     // messages cross to it.
     subscribers_.push_back(spawn(
         "subscriber", name, {"--pattern", pattern_, "--ready", ready_arg(name)},
-        cluster_ && i % 2 == 1 ? cluster_->address(owner_) : server_));
+        cluster_ && i % 2 == 1 && cfg_.replicas == 0 ? cluster_->address(owner_)
+                                                     : server_));
   }
   workers_.resize(cfg_.workers);
   generation_.assign(cfg_.workers, 0);
@@ -191,11 +204,20 @@ void run::drain() {
   auto published = ledger_.check().published;
   auto deadline = clock_type::now() + cfg_.drain_timeout;
   std::optional<pb::GroupCounters> c;
+  // After an owner kill the promoted group counts from 0: drained is then
+  // nothing pending or in flight for a whole second.
+  bool was_idle = false;
+  auto idle_since = clock_type::now();
   while (clock_type::now() < deadline) {
     c = counters_of(*conn_, group_);
-    if (c && c->pending() == 0 && c->in_flight() == 0 &&
-        c->received() >= published &&
-        line_count(dir_ + "/dead-letters.log") >= c->dead_lettered()) {
+    bool idle = c && c->pending() == 0 && c->in_flight() == 0 &&
+                line_count(dir_ + "/dead-letters.log") >= c->dead_lettered();
+    if (idle && !was_idle)
+      idle_since = clock_type::now();
+    was_idle = idle;
+    if (idle && report_.owner_kills > 0)
+      idle = clock_type::now() - idle_since >= 1s;
+    if (idle && (report_.owner_kills > 0 || c->received() >= published)) {
       report_.drained = true;
       break;
     }

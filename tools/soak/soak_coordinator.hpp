@@ -36,6 +36,12 @@ struct soak_config {
   unsigned nodes = 1;
   /// The mean time between node kills (with `nodes` > 1).
   std::chrono::milliseconds node_kill_every{10000};
+  /// Cluster: copies of the group on other nodes (GroupSettings.replicas,
+  /// issue 32): 0 or 1. With 1 the node kills alternate between the two
+  /// nodes the publishers do not use, so the group's owner and its replica
+  /// die in turn, and the subscribers and RSS watch use the publishers'
+  /// node.
+  unsigned replicas = 0;
   /// The mean time between worker kills.
   std::chrono::milliseconds kill_every{2000};
   /// Workers' microseconds of work per delivery, so kills find messages
@@ -76,6 +82,9 @@ struct soak_report {
   /// node that owns the group, that takes the publishers and that is
   /// killed.
   uint64_t node_kills = 0;
+  /// Cluster with replicas: node kills that hit the group's owner, and its
+  /// replica (as the publishers' node listed them just before).
+  uint64_t owner_kills = 0, replica_kills = 0;
   /// Cluster: the names of the group's owner node, the node the publishers
   /// and half the workers use, and the node killed (with the other half).
   std::string owner_node, stable_node, victim_node;

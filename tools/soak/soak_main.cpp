@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
                  "broker nodes: 1, or 3 for a cluster whose workers' node is "
                  "killed and restarted (docs/operations.md)")
       ->check(CLI::IsMember({1u, 3u}));
+  app.add_option("--replicas", cfg.replicas,
+                 "with --nodes 3: the group's replicas, 0 or 1 (the node "
+                 "kills then hit its owner and its replica in turn)")
+      ->check(CLI::IsMember({0u, 1u}));
   app.add_option("--node-kill-every", node_kill_every,
                  "mean time between node kills with --nodes 3 (default 10s)");
   app.add_option("--kill-every", kill_every,
@@ -183,6 +187,10 @@ int main(int argc, char** argv) {
   if (!cfg.server.empty() && cfg.nodes > 1) {
     std::fprintf(stderr, "tinybroker-soak: --nodes 3 starts its own nodes: "
                          "leave out --server\n");
+    return exit_usage;
+  }
+  if (cfg.replicas > 0 && cfg.nodes < 3) {
+    std::fprintf(stderr, "tinybroker-soak: --replicas needs --nodes 3\n");
     return exit_usage;
   }
   if (!cfg.server.empty() && cfg.broker_pid <= 0) {

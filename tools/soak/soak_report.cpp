@@ -52,6 +52,11 @@ void print_text(const soak_config& cfg, const soak_report& r) {
                 r.owner_node.c_str(), r.stable_node.c_str(),
                 r.victim_node.c_str(),
                 static_cast<unsigned long long>(r.node_kills));
+  if (cfg.replicas > 0)
+    std::printf("  replicas %u: %llu kills hit the group's owner, %llu its "
+                "replica\n",
+                cfg.replicas, static_cast<unsigned long long>(r.owner_kills),
+                static_cast<unsigned long long>(r.replica_kills));
   std::printf("  broker   group received %llu, acked %llu, dead-lettered "
               "%llu, redelivered %llu, pending %llu, in flight %llu%s\n",
               static_cast<unsigned long long>(r.broker_received),
@@ -107,6 +112,9 @@ void print_json(const soak_config& cfg, const soak_report& r) {
   out += ",\"lost\":" + u(g.lost) + ",\"kills\":" + u(r.kills);
   out += ",\"worker_exits\":" + u(r.worker_exits);
   out += ",\"node_kills\":" + u(r.node_kills);
+  out += ",\"replicas\":" + u(cfg.replicas);
+  out += ",\"owner_kills\":" + u(r.owner_kills) +
+         ",\"replica_kills\":" + u(r.replica_kills);
   out += ",\"deliveries\":" + u(g.deliveries);
   out += ",\"redeliveries\":" + u(g.redeliveries);
   out += ",\"duplicates\":" + u(g.duplicates);

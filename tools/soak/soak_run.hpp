@@ -74,18 +74,36 @@ private:
     auto name = "worker-" + std::to_string(slot) + "-" +
                 std::to_string(generation_[slot]++);
     worker_logs_.push_back(dir_ + "/" + name + ".log");
-    workers_[slot] =
-        spawn("worker", name,
-              {"--group", group_, "--pattern", pattern_, "--reject-every",
-               std::to_string(cfg_.reject_every)},
-              on_victim(slot) ? cluster_->address(victim_) : server_);
+    auto node = worker_node(slot);
+    workers_[slot] = spawn("worker", name,
+                           {"--group", group_, "--pattern", pattern_,
+                            "--reject-every", std::to_string(cfg_.reject_every),
+                            "--work-us", std::to_string(cfg_.work_us)},
+                           node != no_node ? cluster_->address(node) : server_);
   }
 
-  // Cluster: true if worker `slot` uses the node that gets killed (every
-  // other one); the rest use the publishers' node, none the group's.
-  bool on_victim(std::size_t slot) const {
-    return cluster_ && slot % 2 == 0;
+  /// No node (one broker, or the publishers' node).
+  static constexpr std::size_t no_node = static_cast<std::size_t>(-1);
+
+  // Cluster: the node worker `slot` uses when it is not the publishers'
+  // (no_node): every other worker sits on the node that gets killed; with
+  // replicas, every fourth on the group's first owner, the other node
+  // killed in turn. None use the group's node without replicas.
+  std::size_t worker_node(std::size_t slot) const {
+    if (!cluster_ || slot % 2 == 1)
+      return no_node;
+    return cfg_.replicas > 0 && slot % 4 == 2 ? owner_ : victim_;
   }
+
+  // Cluster: the node the next kill hits: the victim, or with replicas the
+  // victim and the group's first owner in turn.
+  std::size_t next_victim() const {
+    return cfg_.replicas > 0 && report_.node_kills % 2 == 1 ? owner_ : victim_;
+  }
+
+  // Cluster with replicas: counts the kill of node `i` as an owner or a
+  // replica kill, from the group as the publishers' node lists it.
+  void note_victim_role(std::size_t i);
 
   bool place_roles(const pb::GroupInfo& info);
   bool kill_victim();
