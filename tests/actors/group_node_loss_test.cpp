@@ -65,7 +65,7 @@ silent_group(group_actor::stateful_pointer<silent_group_state> self,
         self->state.requests.push_back(promise);
         return promise;
       },
-      [](replica_atom, replica_actor&, uint64_t) {},
+      [](replica_atom, const replica_actor&, uint64_t) {},
       [](rack_atom, uint64_t) {},
   };
 }

@@ -11,8 +11,6 @@
 namespace tb::test {
 namespace {
 
-using kind = pb::ServerFrame::KindCase;
-
 class GroupReplica : public replica_test {
 protected:
   test_session pub = spawn_session();
@@ -208,6 +206,22 @@ TEST_F(GroupReplica, OutOfOrderOrUnattachedMessagesAreIgnored) {
   run();
   EXPECT_EQ(replica_book(r), owner_book());
   EXPECT_EQ(deref<tb::replica_state>(r).ignored, 3u);
+}
+
+TEST_F(GroupReplica, AnOlderTermIsRefusedAndANullReplicaDetaches) {
+  create_work();
+  auto r = spawn_replica();
+  attach(r, 3);
+  auto old = spawn_replica();
+  attach(old, 2); // an older term's router: refused
+  EXPECT_EQ(work().repl.replica, r);
+  EXPECT_FALSE(deref<tb::replica_state>(old).attached);
+  attach(tb::replica_actor{}, 3);
+  EXPECT_FALSE(work().repl.replica);
+  publish(pub, "jobs.a", 2);
+  EXPECT_EQ(confirms(pub), 1u);
+  EXPECT_EQ(info().confirmed_unreplicated, 2u);
+  EXPECT_EQ(query<tb::replica_stats>(r, tb::stats_atom_v).held, 0u);
 }
 
 TEST_F(GroupReplica,
