@@ -115,7 +115,8 @@ void cq_transport::stop() {
   stopped_ = true;
   // A stream whose session actor never finished it (the server stopped
   // first) must not keep the queue from shutting down.
-  grpc_service_.release_held();
+  if (poller_.joinable())
+    grpc_service_.release_held(std::chrono::seconds(1));
   cq_->Shutdown();
   if (poller_.joinable()) {
     poller_.join();

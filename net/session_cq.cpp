@@ -142,8 +142,10 @@ void cq_session::on_hold_end(bool) {
     holding_ = false;
     hold_ended_ = true;
   }
-  source_.forget(this);
-  op_done(); // the alarm
+  auto& source = source_;
+  source.forget(this);
+  op_done(); // the alarm; may detach the bridge and delete this
+  source.ended();
 }
 
 bool cq_session::wait_for_finish() {
@@ -184,15 +186,25 @@ bool cq_session_source::hold(cq_session* session) {
 void cq_session_source::forget(cq_session* session) {
   std::lock_guard<std::mutex> guard{held_mutex_};
   held_.erase(session);
+  ++ending_;
 }
 
-void cq_session_source::release_held() {
+void cq_session_source::ended() {
   std::lock_guard<std::mutex> guard{held_mutex_};
+  --ending_;
+  if (held_.empty() && ending_ == 0)
+    held_gone_.notify_all();
+}
+
+void cq_session_source::release_held(std::chrono::milliseconds patience) {
+  std::unique_lock<std::mutex> guard{held_mutex_};
   releasing_ = true;
   // Each comes back on the polling thread, which forgets it (under this
-  // lock, so none is deleted while this loop runs).
+  // lock, so none is deleted while this loop runs) and detaches its bridge.
   for (auto* session : held_)
     session->cancel_hold();
+  held_gone_.wait_for(guard, patience,
+                      [this] { return held_.empty() && ending_ == 0; });
 }
 
 } // namespace tb

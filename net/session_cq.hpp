@@ -8,6 +8,9 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
 #include <memory>
 #include <mutex>
 #include <unordered_set>
@@ -56,17 +59,26 @@ public:
   /// `release_held` ran, and then the session does not wait.
   bool hold(cq_session* session);
 
-  /// Forgets `session` (held or not). Its polling thread only.
+  /// Forgets `session`, whose wait ended; `ended` follows once it
+  /// detached its bridge (or knows it will not). Its polling thread only.
   void forget(cq_session* session);
+
+  /// See `forget`.
+  void ended();
 
   /// Lets every held session go without its actor's finish, and any later
   /// one at once: the queue is about to shut down, and a session still
-  /// waiting would keep it from doing so. Call before shutting it down.
-  void release_held();
+  /// waiting would keep it from doing so. Waits up to `patience` for them
+  /// to detach their bridges, so that no actor starts an operation on the
+  /// queue once it is shut down. Call before shutting it down, with its
+  /// polling thread running.
+  void release_held(std::chrono::milliseconds patience);
 
 private:
   std::mutex held_mutex_;
+  std::condition_variable held_gone_;
   std::unordered_set<cq_session*> held_;
+  std::size_t ending_ = 0; // forgotten, not yet detached
   bool releasing_ = false;
 };
 
