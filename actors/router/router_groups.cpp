@@ -77,7 +77,8 @@ void spawn_owned_group(router_pointer self, const std::string& name,
   auto& st = self->state;
   log_group("group created", name, settings, "origin", origin);
   auto ctx = st.group_ctx;
-  ctx.seed = std::move(seed); // a promoted replica's state, if any
+  if (seed) // a promoted replica's state (tests may seed group_ctx instead)
+    ctx.seed = std::move(seed);
   // Linked: a group stops with the router.
   auto group = self->spawn<caf::linked>(group_actor_impl, name, settings, ctx);
   self->monitor(group);
