@@ -115,8 +115,7 @@ struct group_seed {
 /// @relates group_seed
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_seed& x) {
-  return f(caf::meta::type_name("group_seed"), x.settings, x.items,
-           x.next_key);
+  return f(caf::meta::type_name("group_seed"), x.settings, x.items, x.next_key);
 }
 
 /// A replica's counters, for Stats and the directory.

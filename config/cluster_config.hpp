@@ -80,8 +80,8 @@ struct cluster_config {
 /// Returns true if `x` and `y` hold the same cluster settings.
 inline bool operator==(const cluster_config& x, const cluster_config& y) {
   return std::tie(x.node_name, x.listen, x.peers, x.heartbeat, x.dead_after,
-                  x.link_window_batches, x.link_buffer_bytes, x.tls,
-                  x.quorum, x.replicas) ==
+                  x.link_window_batches, x.link_buffer_bytes, x.tls, x.quorum,
+                  x.replicas) ==
          std::tie(y.node_name, y.listen, y.peers, y.heartbeat, y.dead_after,
                   y.link_window_batches, y.link_buffer_bytes, y.tls, y.quorum,
                   y.replicas);

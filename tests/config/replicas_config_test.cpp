@@ -57,7 +57,8 @@ TEST(replicas_config, the_cluster_default_applies_to_groups_that_set_none) {
   EXPECT_EQ(cfg.groups.at("logs").replicas, 0u);
   // The broker's start line says so.
   auto text = tb::describe(cfg);
-  EXPECT_NE(text.find("quorum majority, replicas 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("quorum majority, replicas 1"), std::string::npos)
+      << text;
   auto at = text.find("\ngroup jobs: pattern jobs.>");
   ASSERT_NE(at, std::string::npos) << text;
   auto jobs = text.substr(at + 1);
