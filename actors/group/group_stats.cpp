@@ -35,7 +35,10 @@ int64_t unix_now_ns() {
 group_info describe_group(group_pointer self) {
   auto& st = self->state;
   auto now = self->clock().now();
-  auto result = group_info{st.group, st.settings, st.counters, {}, 0, {}};
+  group_info result;
+  result.name = st.group;
+  result.settings = st.settings;
+  result.counters = st.counters;
   auto& c = result.counters;
   c.pending = st.ledger.pending();
   c.in_flight = st.ledger.in_flight();
