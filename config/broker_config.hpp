@@ -302,7 +302,7 @@ struct broker_config {
   /// completion-queue API with the broker's own polling thread, which runs
   /// the session actors it wakes) or "callback" (gRPC's callback API and
   /// its threads). The unary calls use the callback API either way.
-  std::string grpc_transport = "cq";
+  std::string grpc_transport = "callback";
   /// The Prometheus metrics endpoint.
   metrics_config metrics;
   /// The console on the metrics listener.

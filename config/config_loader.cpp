@@ -8,7 +8,7 @@
 //                     max_message_bytes = "1MiB", max_topic_tokens = 32, ...
 //   [dedup]           window = "2m", max_ids = 1000000 (msg_id windows)
 //   [observability]   health_service = true, reflection = true
-//   [grpc]            transport = "cq" (or "callback": how Session streams
+//   [grpc]            transport = "callback" (or "cq": how Session streams
 //                     are served)
 //   [metrics]         listen = "127.0.0.1:7401" ("off" or "" for none),
 //                     per_topic = false, tls = (true if [tls] is set)
