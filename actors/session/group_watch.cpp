@@ -102,9 +102,12 @@ error_info group_node_lost_error(const std::string& group_name) {
   auto who = group_name.empty() ? std::string{"a group"}
                                 : "group \"" + group_name + "\"";
   return make_error_info(ec::node_unavailable,
-                         who + ": its owner node is gone; what it held is "
-                               "lost and this was not taken (retry: the group "
-                               "moves to the next live node at its next join)");
+                         who + ": its owner node is gone and this was not "
+                               "taken (retry: a group with replicas = 1 is "
+                               "taken over by its replica's node with every "
+                               "confirmed message; one without is made anew "
+                               "on the next live node at its next join, and "
+                               "what it held is lost)");
 }
 
 error_info group_no_reply_error(const std::string& group_name) {

@@ -144,7 +144,7 @@ TEST_F(GroupNodeLoss, PendingPublishIsRefusedAtTheDownNamingTheGroup) {
       EXPECT_EQ(result.error().reason(), "node_unavailable");
       EXPECT_NE(
           result.error().message().find(
-              "group \"g\": its owner node is gone; what it held is lost"),
+              "group \"g\": its owner node is gone and this was not taken"),
           std::string::npos)
           << result.error().message();
     }

@@ -140,6 +140,10 @@ TEST_F(ReplicaFiguresTest, ConfirmLatencyAt5kWithAndWithoutReplica) {
 }
 
 TEST_F(ReplicaFiguresTest, ReplicaMemoryPerHeldMessage) {
+#if defined(__SANITIZE_ADDRESS__) || defined(TINYBROKER_TSAN)
+  // Redzones and the quarantine change what an allocation costs in RSS.
+  GTEST_SKIP() << "RSS is not comparable in a sanitizer build";
+#endif
   start_three();
   auto g = placed_group("n2", "n3", "held.>");
   ASSERT_FALSE(g.empty());
