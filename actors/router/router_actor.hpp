@@ -378,8 +378,12 @@ void drop_peer(router_pointer self, const caf::actor_addr& addr);
 caf::result<peer_stats_list> describe_peers(router_pointer self);
 
 /// Forgets a group that stopped or died: out of the trie and every topic
-/// (a group this node owns: every peer is told).
-void forget_group(router_pointer self, const caf::actor_addr& addr);
+/// (a group this node owns: every peer is told). With `replaced_in_routes`
+/// the topics keep it: the caller adds its successor in its place in one
+/// route version (`add_group` naming it), so that no publish in between
+/// finds the topic without the group and is confirmed into nothing.
+void forget_group(router_pointer self, const caf::actor_addr& addr,
+                  bool replaced_in_routes = false);
 
 /// Returns the peer entry of the router that sent the current message,
 /// making one (and monitoring that router) on first sight.

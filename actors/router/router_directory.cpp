@@ -182,6 +182,13 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
     finish();
     return;
   }
+  // A remote group this entry takes the place of in the topics' routes.
+  group_actor replaces;
+  auto forget_held = [&](router_group& held) {
+    if (held.settings.pattern == entry.settings.pattern)
+      replaces = held.handle;
+    forget_group(self, held.handle.address(), static_cast<bool>(replaces));
+  };
   if (auto i = st.groups.find(entry.name); i != st.groups.end()) {
     auto& held = i->second;
     if (refuse_stale_entry(self, entry, held)) {
@@ -209,10 +216,10 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
       if (held.owner.empty())
         drop_conflicting_group(self, entry.name, entry.owner, true);
       else
-        forget_group(self, held.handle.address());
+        forget_held(held);
     } else if (!held.owner.empty() && held_owner == entry.owner) {
       // Its owner re-created it (restarted, or deleted and created again).
-      forget_group(self, held.handle.address());
+      forget_held(held);
     } else if (hrw_beats(held_owner, entry.owner, entry.name)) {
       ++st.group_conflicts;
       log::warn("two owners of one group: the higher HRW rank keeps it",
@@ -230,7 +237,7 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
       if (held.owner.empty())
         drop_conflicting_group(self, entry.name, entry.owner);
       else
-        forget_group(self, held.handle.address());
+        forget_held(held);
     }
   }
   auto key = st.next_key++;
@@ -253,7 +260,7 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
         if (done)
           done();
       },
-      add_group_atom_v, handle, window);
+      add_group_atom_v, handle, window, replaces);
 }
 
 caf::result<caf::ok_atom> take_group_add(router_pointer self,

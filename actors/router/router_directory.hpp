@@ -162,13 +162,14 @@ void create_config_groups(router_pointer self);
 /// Spawns a group this node owns, enters it like `spawn_group` and tells
 /// every peer; calls `ready(group)` once every local publisher and every
 /// live peer has it (router_groups.cpp). A promoted replica's group starts
-/// from its `seed` at ownership `term`; a group with replicas gets one
-/// placed (router_replicas.cpp).
+/// from its `seed` at ownership `term`, in the topics' routes in the place
+/// of `replaces` (the old owner's group, forgotten with its routes kept); a
+/// group with replicas gets one placed (router_replicas.cpp).
 void spawn_owned_group(router_pointer self, const std::string& name,
                        const group_settings& settings, const char* origin,
                        std::function<void(group_actor)> ready,
                        std::shared_ptr<const group_seed> seed = nullptr,
-                       uint64_t term = 0);
+                       uint64_t term = 0, group_actor replaces = {});
 
 /// Returns why `settings` cannot make a group named `name`, or no error
 /// (router_groups.cpp).

@@ -73,7 +73,8 @@ error_info check_new_group(const router_state& st, const std::string& name,
 void spawn_owned_group(router_pointer self, const std::string& name,
                        const group_settings& settings, const char* origin,
                        std::function<void(group_actor)> ready,
-                       std::shared_ptr<const group_seed> seed, uint64_t term) {
+                       std::shared_ptr<const group_seed> seed, uint64_t term,
+                       group_actor replaces) {
   auto& st = self->state;
   log_group("group created", name, settings, "origin", origin);
   auto ctx = st.group_ctx;
@@ -106,7 +107,8 @@ void spawn_owned_group(router_pointer self, const std::string& name,
   *remaining +=
       tell_peers(self, count_down, gadd_atom_v, entry_of(st, name, entry));
   request_shards(self, settings.pattern, count_down, add_group_atom_v, group,
-                 static_cast<uint64_t>(settings.dedup_window.count()));
+                 static_cast<uint64_t>(settings.dedup_window.count()),
+                 std::move(replaces));
   count_down();
   place_replica(self, name); // replicas = 1 in a cluster (issue 32)
 }
@@ -353,7 +355,8 @@ caf::result<std::vector<group_info>> list_groups(router_pointer self) {
   return promise;
 }
 
-void forget_group(router_pointer self, const caf::actor_addr& addr) {
+void forget_group(router_pointer self, const caf::actor_addr& addr,
+                  bool replaced_in_routes) {
   auto& st = self->state;
   auto i = st.group_names.find(addr);
   if (i == st.group_names.end())
@@ -362,8 +365,9 @@ void forget_group(router_pointer self, const caf::actor_addr& addr) {
   auto entry = st.groups.at(name);
   st.patterns.erase(entry.settings.pattern, entry.key);
   st.subscriptions.erase(entry.key);
-  for (auto& shard : shards_for(st, entry.settings.pattern))
-    self->send(shard, del_group_atom_v, entry.settings.pattern, entry.handle);
+  if (!replaced_in_routes)
+    for (auto& shard : shards_for(st, entry.settings.pattern))
+      self->send(shard, del_group_atom_v, entry.settings.pattern, entry.handle);
   st.groups.erase(name);
   st.group_names.erase(i);
   if (!entry.owner.empty()) {

@@ -50,6 +50,9 @@ void router_replicas_promote(router_pointer self, const std::string& name) {
       .then(
           [self, name, term, held, started](group_seed& seed) {
             auto& st = self->state;
+            auto settings =
+                seed.settings.pattern.empty() ? held.settings : seed.settings;
+            group_actor replaces;
             if (auto g = st.groups.find(name); g != st.groups.end()) {
               auto& entry = g->second;
               if (entry.owner.empty() || entry.term > term) {
@@ -57,11 +60,13 @@ void router_replicas_promote(router_pointer self, const std::string& name) {
                           {{"group", name}, {"owner", owner_of(st, entry)}});
                 return;
               }
-              forget_group(self, entry.handle.address());
+              // The new group takes the old one's place in the routes.
+              if (entry.settings.pattern == settings.pattern)
+                replaces = entry.handle;
+              forget_group(self, entry.handle.address(),
+                           static_cast<bool>(replaces));
             }
             ++st.promotions;
-            auto settings =
-                seed.settings.pattern.empty() ? held.settings : seed.settings;
             auto held_count = seed.items.size();
             auto ptr = std::make_shared<const group_seed>(std::move(seed));
             spawn_owned_group(
@@ -78,7 +83,7 @@ void router_replicas_promote(router_pointer self, const std::string& name) {
                        {"held", static_cast<uint64_t>(held_count)},
                        {"takeover_us", static_cast<uint64_t>(took.count())}});
                 },
-                ptr, term + 1);
+                ptr, term + 1, std::move(replaces));
           },
           [self, name](caf::error& err) {
             auto& st = self->state;

@@ -137,9 +137,11 @@ topic_shard_impl(topic_shard_pointer self,
         shard_remove_target(self, pattern, target);
       },
       [self](add_group_atom, const std::string& pattern,
-             const group_actor& group, uint64_t dedup_window_ms) {
+             const group_actor& group, uint64_t dedup_window_ms,
+             const group_actor& replaces) {
         return shard_add_group(self, pattern, group,
-                               std::chrono::milliseconds{dedup_window_ms});
+                               std::chrono::milliseconds{dedup_window_ms},
+                               replaces);
       },
       [self](del_group_atom, const std::string& pattern,
              const group_actor& group) {

@@ -251,12 +251,15 @@ void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
                          const fanout_target& target);
 
 /// Adds `group`, whose topics remember message ids for `dedup_window` (0:
-/// the shard's window), to every topic `pattern` matches; answers once every
+/// the shard's window), to every topic `pattern` matches, in the place of
+/// `replaces` where a route holds it (a group's new owner: one route version,
+/// so a publish never finds the topic without the group); answers once every
 /// cacher of a changed route has it.
 caf::result<caf::ok_atom>
 shard_add_group(topic_shard_pointer self, const std::string& pattern,
                 const group_actor& group,
-                std::chrono::milliseconds dedup_window = {});
+                std::chrono::milliseconds dedup_window = {},
+                const group_actor& replaces = {});
 
 /// Removes `group` from every topic `pattern` matches.
 void shard_remove_group(topic_shard_pointer self, const std::string& pattern,

@@ -266,8 +266,11 @@ void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
 caf::result<caf::ok_atom>
 shard_add_group(topic_shard_pointer self, const std::string& pattern,
                 const group_actor& group,
-                std::chrono::milliseconds dedup_window) {
+                std::chrono::milliseconds dedup_window,
+                const group_actor& replaces) {
   auto& st = self->state;
+  if (replaces)
+    st.group_windows.erase(replaces.address());
   if (dedup_window > st.dedup_window)
     st.group_windows[group.address()] = dedup_window;
   auto promise = self->make_response_promise<caf::ok_atom>();
@@ -280,10 +283,19 @@ shard_add_group(topic_shard_pointer self, const std::string& pattern,
   route_pushes pushes;
   for (auto* topic : matched) {
     auto& groups = topic->current->groups;
-    if (std::find(groups.begin(), groups.end(), group) != groups.end())
+    auto held = std::find(groups.begin(), groups.end(), group) != groups.end();
+    auto old = replaces ? std::find(groups.begin(), groups.end(), replaces)
+                        : groups.end();
+    if (held && old == groups.end())
       continue;
     auto next = next_version(topic->current);
-    next->groups.push_back(group);
+    auto at = next->groups.begin() + (old - groups.begin());
+    if (old == groups.end())
+      next->groups.push_back(group);
+    else if (held)
+      next->groups.erase(at);
+    else
+      *at = group;
     next->dedup_window_ms = topic_dedup_window(st, next->groups);
     install_route(*topic, std::move(next), pushes);
     update_idleness(self, *topic);

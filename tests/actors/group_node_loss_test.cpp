@@ -98,8 +98,8 @@ protected:
     deref<router_state>(router).groups.emplace(name, std::move(entry));
     publish(publisher, topic, 1, "warmup"); // creates the topic, caches it
     for (auto& shard : deref<router_state>(router).shards)
-      query<caf::ok_atom>(shard, add_group_atom_v, pattern, silent,
-                          uint64_t{0});
+      query<caf::ok_atom>(shard, add_group_atom_v, pattern, silent, uint64_t{0},
+                          group_actor{});
     run();
   }
 

@@ -74,14 +74,12 @@ protected:
   }
 };
 
-// Disabled in the README's test command until its loss is found (issue 32
-// stays open): in one CI run (2026-12-05) it lost 10 of 2,260 confirmed
-// messages, one publish batch, at the owner's SIGKILL, while the new owner
-// showed confirmed_unreplicated 10; it passed every other run. Run it by
-// hand: build/tests/cluster_replica_tests --gtest_also_run_disabled_tests
-//   --gtest_filter='*OwnerKilledMidStream*' --gtest_repeat=20
-TEST_F(ClusterReplicaTest,
-       DISABLED_OwnerKilledMidStreamLosesNoConfirmedMessage) {
+// The owner SIGKILLed while 4 publishers and the workers run: no confirmed
+// message is lost. It once lost one confirmed batch, published in the moment
+// a router took the old group out of a topic's routes before adding the new
+// owner's (fixed: the new owner takes its place in one route version; the
+// deterministic check is ClusterReplicas.TheNewOwnerTakesTheOldOnesPlace...).
+TEST_F(ClusterReplicaTest, OwnerKilledMidStreamLosesNoConfirmedMessage) {
   start_three();
   auto g = placed_group("n3", "n2", "own.>");
   ASSERT_FALSE(g.empty());

@@ -167,6 +167,10 @@ TEST(GroupView, TableNamesEachGroupsReplicaNodeWhenOneHasAReplica) {
   g.set_owner_node("n2");
   g.set_replica_node("n3");
   g.set_term(1);
+  g.mutable_settings()->set_replicas(1);
+  g.set_replica_synced(true);
+  g.set_replica_unacked(2);
+  g.set_confirmed_unreplicated(10);
   auto h = sample_group();
   h.set_name("audit");
   h.set_owner_node("n1");
@@ -183,9 +187,15 @@ TEST(GroupView, TableNamesEachGroupsReplicaNodeWhenOneHasAReplica) {
       << out.str();
   json_writer json;
   write_group(json, g, false, {});
-  EXPECT_NE(json.str().find("\"replica_node\":\"n3\",\"term\":1"),
+  EXPECT_NE(json.str().find("\"replica_node\":\"n3\",\"term\":1,"
+                            "\"replica_synced\":true,\"replica_unacked\":2,"
+                            "\"confirmed_unreplicated\":10"),
             std::string::npos)
       << json.str();
+  json_writer unreplicated;
+  write_group(unreplicated, h, false, {});
+  EXPECT_EQ(unreplicated.str().find("replica_synced"), std::string::npos)
+      << unreplicated.str();
 }
 
 TEST(GroupView, MemberTableHasARowPerMember) {

@@ -190,6 +190,11 @@ void write_group(json_writer& out, const pb::GroupInfo& info, bool with_members,
     out.text("replica_node", info.replica_node());
   if (!info.owner_node().empty())
     out.number("term", info.term());
+  if (info.settings().replicas() > 0) {
+    out.boolean("replica_synced", info.replica_synced());
+    out.number("replica_unacked", info.replica_unacked());
+    out.number("confirmed_unreplicated", info.confirmed_unreplicated());
+  }
   write_settings(out, info.settings());
   write_counters(out, info.counters());
   if (with_members) {

@@ -104,6 +104,20 @@ bool run::start_roles() {
                  status.error_message().c_str());
     return false;
   }
+  if (cluster_ && cfg_.replicas > 0) {
+    // Its replica is placed once it exists: wait for it (bounded).
+    auto until = clock_type::now() + 10s;
+    while (info.replica_node().empty() && clock_type::now() < until) {
+      std::this_thread::sleep_for(100ms);
+      grpc::ClientContext list_ctx;
+      list_ctx.set_deadline(std::chrono::system_clock::now() + 5s);
+      pb::ListGroupsReply groups;
+      if (conn_->stub().ListGroups(&list_ctx, {}, &groups).ok())
+        for (auto& group : groups.groups())
+          if (group.name() == group_)
+            info = group;
+    }
+  }
   if (cluster_ && !place_roles(info))
     return false;
   std::vector<std::string> ready;

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <cstdio>
 #include <fstream>
+#include <optional>
+#include <utility>
 
 #include "tools/soak/soak_run.hpp"
 
@@ -86,6 +88,11 @@ bool run::place_roles(const pb::GroupInfo& info) {
   owner_ = *owner;
   stable_ = (owner_ + 1) % cluster_->size();
   victim_ = (owner_ + 2) % cluster_->size();
+  // With a replica, the publishers use the third node: the group moves
+  // between its owner and its replica's node as they are killed in turn.
+  auto replica = cluster_->index_of(info.replica_node());
+  if (replica && *replica != owner_ && *replica == stable_)
+    std::swap(stable_, victim_);
   report_.owner_node = cluster_->name(owner_);
   report_.stable_node = cluster_->name(stable_);
   report_.victim_node = cluster_->name(victim_);
@@ -104,9 +111,7 @@ bool run::place_roles(const pb::GroupInfo& info) {
 // SIGKILL) and comes back: the node, then its workers. With replicas the
 // victim is the group's first owner or the other node, in turn.
 bool run::kill_victim() {
-  auto victim = next_victim();
-  if (cfg_.replicas > 0)
-    note_victim_role(victim);
+  auto victim = pick_victim();
   for (std::size_t slot = 0; slot < workers_.size(); ++slot)
     if (worker_node(slot) == victim)
       workers_[slot]->stop(SIGKILL, 10s);
@@ -122,25 +127,33 @@ bool run::kill_victim() {
   return true;
 }
 
-void run::note_victim_role(std::size_t i) {
+std::size_t run::pick_victim() {
+  auto turn = report_.node_kills % 2;
+  if (cfg_.replicas == 0)
+    return victim_;
+  std::optional<std::size_t> owner, replica;
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + 5s);
   pb::ListGroupsReply reply;
-  if (!conn_->stub().ListGroups(&ctx, pb::ListGroupsRequest{}, &reply).ok())
-    return;
-  for (auto& group : reply.groups()) {
-    if (group.name() != group_)
-      continue;
-    // GroupInfo.replica_node (issue 32), read by name: this tool builds
-    // before the protocol has it.
-    auto* field = group.GetDescriptor()->FindFieldByName("replica_node");
-    auto replica =
-        field ? group.GetReflection()->GetString(group, field) : std::string{};
-    if (group.owner_node() == cluster_->name(i))
-      ++report_.owner_kills;
-    else if (replica == cluster_->name(i))
-      ++report_.replica_kills;
-  }
+  if (conn_->stub().ListGroups(&ctx, pb::ListGroupsRequest{}, &reply).ok())
+    for (auto& group : reply.groups())
+      if (group.name() == group_) {
+        owner = cluster_->index_of(group.owner_node());
+        replica = cluster_->index_of(group.replica_node());
+      }
+  // The owner and the replica take turns; the publishers' node stays up.
+  auto wanted = turn == 0 ? owner : replica;
+  auto other = turn == 0 ? replica : owner;
+  auto victim = turn == 1 ? owner_ : victim_;
+  if (wanted && *wanted != stable_)
+    victim = *wanted;
+  else if (other && *other != stable_)
+    victim = *other;
+  if (owner && victim == *owner)
+    ++report_.owner_kills;
+  else if (replica && victim == *replica)
+    ++report_.replica_kills;
+  return victim;
 }
 
 void run::stop_broker() {

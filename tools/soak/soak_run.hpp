@@ -95,15 +95,11 @@ private:
     return cfg_.replicas > 0 && slot % 4 == 2 ? owner_ : victim_;
   }
 
-  // Cluster: the node the next kill hits: the victim, or with replicas the
-  // victim and the group's first owner in turn.
-  std::size_t next_victim() const {
-    return cfg_.replicas > 0 && report_.node_kills % 2 == 1 ? owner_ : victim_;
-  }
-
-  // Cluster with replicas: counts the kill of node `i` as an owner or a
-  // replica kill, from the group as the publishers' node lists it.
-  void note_victim_role(std::size_t i);
+  // Cluster: the node the next kill hits. Without replicas the victim; with
+  // replicas, in turn, the group's current owner and its replica (as the
+  // publishers' node lists them) unless that is the publishers' node, then
+  // the victim or the group's first owner; counts owner and replica kills.
+  std::size_t pick_victim();
 
   bool place_roles(const pb::GroupInfo& info);
   bool kill_victim();
