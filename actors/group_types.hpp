@@ -14,6 +14,7 @@
 #include "actors/message.hpp"
 #include "actors/request_types.hpp"
 #include "config/broker_config.hpp"
+#include "routing/error.hpp"
 
 namespace tb {
 
@@ -123,12 +124,21 @@ struct enqueue_reply {
   std::vector<uint32_t> refused;
   /// Why, naming the group and the bound; empty if nothing was refused.
   std::string reason;
+  /// The refusal's code: `group_full`, or `node_unavailable` for a batch
+  /// whose replica was lost before it acknowledged it (issue 32).
+  ec code = ec::group_full;
 };
 
 /// @relates enqueue_reply
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, enqueue_reply& x) {
-  return f(caf::meta::type_name("enqueue_reply"), x.refused, x.reason);
+  auto code = static_cast<uint8_t>(x.code);
+  auto apply = [&]() -> caf::error {
+    x.code = static_cast<ec>(code);
+    return caf::none;
+  };
+  return f(caf::meta::type_name("enqueue_reply"), x.refused, x.reason, code,
+           caf::meta::load_callback(apply));
 }
 
 /// A group's counters (spec 11).

@@ -274,9 +274,15 @@ void replicate_round(
 caf::result<enqueue_reply> confirm_enqueue(group_pointer self,
                                            enqueue_reply reply, std::size_t n);
 
-/// Answers every enqueue reply waiting for the replica at once (the replica
-/// went away, or the group is deleted).
+/// Confirms every enqueue reply waiting for the replica at once (the group
+/// is deleted).
 void release_waiting(group_pointer self);
+
+/// Refuses every enqueue reply waiting for the replica, `node_unavailable`
+/// with `why`: the replica went away before it acknowledged their batches,
+/// which the owner still holds, so they may or may not be taken. A confirm
+/// always means two copies, or none was attached when the batch came.
+void refuse_waiting(group_pointer self, const std::string& why);
 
 /// Holds the messages of `ctx.seed`, a promoted replica's state: those in
 /// flight again at the head of their level, attempts kept, the others in

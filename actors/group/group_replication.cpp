@@ -84,7 +84,7 @@ void attach_replica(group_pointer self, replica_actor replica, uint64_t term) {
   repl.replica = std::move(replica);
   clear_round(repl);
   if (!repl.replica) {
-    release_waiting(self);
+    refuse_waiting(self, "its replica was detached");
     return;
   }
   // Replies that waited for the old replica now wait for the new one: its
@@ -109,6 +109,28 @@ void replica_acked(group_pointer self, uint64_t seq) {
   }
 }
 
+void refuse_waiting(group_pointer self, const std::string& why) {
+  auto& st = self->state;
+  auto& repl = st.repl;
+  if (repl.waiting.empty())
+    return;
+  auto reason = "group \"" + st.group + "\": " + why +
+                " before it acknowledged this batch; the owner holds it, "
+                "but it was not copied to a second node, so it may or may "
+                "not be delivered if the owner's node goes too (retry; with "
+                "a msg_id a retry is not doubled)";
+  for (auto& w : repl.waiting) {
+    repl.refused_unacked += w.accepted;
+    w.reply.refused.clear();
+    for (uint32_t i = 0; i < w.size; ++i)
+      w.reply.refused.push_back(i);
+    w.reply.reason = reason;
+    w.reply.code = ec::node_unavailable;
+    w.promise.deliver(std::move(w.reply));
+  }
+  repl.waiting.clear();
+}
+
 void release_waiting(group_pointer self) {
   auto& repl = self->state.repl;
   for (auto& w : repl.waiting) {
@@ -123,14 +145,17 @@ bool replica_down(group_pointer self, const caf::down_msg& msg) {
   auto& repl = st.repl;
   if (!repl.replica || msg.source != repl.replica.address())
     return false;
-  log::warn("group lost its replica, confirming publishes without one",
+  log::warn("group lost its replica: publishes waiting for it are refused "
+            "(may or may not be taken), later ones confirmed without one",
             {{"group", st.group},
              {"reason", to_string(msg.reason)},
              {"waiting_batches", repl.waiting.size()},
              {"term", repl.term}});
   repl.replica = nullptr;
   clear_round(repl);
-  release_waiting(self);
+  refuse_waiting(self, msg.reason == caf::exit_reason::remote_link_unreachable
+                           ? "its replica's node was lost"
+                           : "its replica ended");
   return true;
 }
 
@@ -170,7 +195,8 @@ caf::result<enqueue_reply> confirm_enqueue(group_pointer self,
     return reply;
   auto promise = self->make_response_promise<enqueue_reply>();
   st.repl.waiting.push_back(group_replication::waiting_reply{
-      st.repl.last_hold_seq, accepted, std::move(reply), promise});
+      st.repl.last_hold_seq, accepted, static_cast<uint32_t>(n),
+      std::move(reply), promise});
   return promise;
 }
 

@@ -36,6 +36,8 @@ struct group_replication {
     uint64_t seq = 0;
     /// Messages of the batch the group accepted.
     uint64_t accepted = 0;
+    /// Messages in the batch, accepted or not.
+    uint32_t size = 0;
     /// The reply, sent once the replica acknowledged `seq`.
     enqueue_reply reply;
     /// Where it goes.
@@ -65,6 +67,9 @@ struct group_replication {
   uint64_t last_hold_seq = 0;
   /// Messages confirmed without a replica although `replicas > 0`.
   uint64_t confirmed_unreplicated = 0;
+  /// Messages of batches refused because their replica was lost before it
+  /// acknowledged them (held by the owner all the same: "may or may not").
+  uint64_t refused_unacked = 0;
 };
 
 } // namespace tb

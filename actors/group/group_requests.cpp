@@ -52,7 +52,7 @@ caf::result<caf::ok_atom> hold_request(group_pointer self, message_ref& msg,
   auto reply = enqueue(self, one);
   if (!reply.refused.empty()) {
     forget_request(self, id);
-    return make_caf_error(ec::group_full, reply.reason);
+    return make_caf_error(reply.code, reply.reason);
   }
   return caf::ok_atom_v;
 }

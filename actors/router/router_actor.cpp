@@ -263,10 +263,13 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
     if (auto g = st.group_names.find(msg.source); g != st.group_names.end()) {
-      // A remote group's proxy dies with its node's connection.
+      // A remote group ends with its node: the connection lost, or the
+      // node stopping (SIGTERM: its groups end `user_shutdown` while the
+      // connection still carries their down messages). Only a deleted
+      // group ends normally (its owner also sends gdel).
       auto entry = st.groups.find(g->second);
       if (entry != st.groups.end() && !entry->second.owner.empty() &&
-          msg.reason == caf::exit_reason::remote_link_unreachable) {
+          msg.reason != caf::exit_reason::normal) {
         // Replicated: kept until the replica takes over (issue 32).
         if (replica_owner_lost(self, g->second))
           return;

@@ -4,6 +4,7 @@
 
 #include "actors/router/router_directory.hpp"
 
+#include <limits>
 #include <string_view>
 
 #include "actors/router/router_replicas.hpp"
@@ -34,17 +35,23 @@ uint64_t directory_mix(uint64_t x) {
 }
 
 // Drops the local group `name`, which lost a two-owner conflict to the one
-// `winner` owns: out of the routes at once, then deleted (its members get
-// what a deleted group sends them and re-join).
-void drop_conflicting_group(router_pointer self, const std::string& name,
-                            const std::string& winner,
-                            bool newer_term = false) {
+// `winner` owns (or to a newer ownership term): out of the routes at once,
+// or, with `replaced_in_routes`, left there for the caller's `add_group` to
+// replace in one route version (returning its handle); then deleted (its
+// members get what a deleted group sends them and re-join).
+group_actor drop_conflicting_group(router_pointer self, const std::string& name,
+                                   const std::string& winner, bool newer_term,
+                                   bool replaced_in_routes) {
   auto& st = self->state;
   auto i = st.groups.find(name);
   if (i == st.groups.end())
-    return;
+    return {};
   auto handle = i->second.handle;
-  forget_group(self, handle.address());
+  forget_group(self, handle.address(), replaced_in_routes);
+  // Publishes waiting for its replica are refused, not confirmed: the
+  // winner holds the group now, and this copy goes.
+  self->send(handle, replica_atom_v, replica_actor{},
+             std::numeric_limits<uint64_t>::max());
   self->request(handle, caf::infinite, delete_atom_v)
       .then(
           [name, winner, newer_term](uint64_t dropped) {
@@ -56,6 +63,7 @@ void drop_conflicting_group(router_pointer self, const std::string& name,
                 {{"group", name}, {"owner", winner}, {"dropped", dropped}});
           },
           [](caf::error&) {});
+  return replaced_in_routes ? handle : group_actor{};
 }
 
 } // namespace
@@ -182,10 +190,14 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
     finish();
     return;
   }
-  // A remote group this entry takes the place of in the topics' routes.
+  // The group this entry takes the place of in the topics' routes (one
+  // route version: no publish finds the topic without a group meanwhile).
   group_actor replaces;
+  auto same_pattern = [&](const router_group& held) {
+    return held.settings.pattern == entry.settings.pattern;
+  };
   auto forget_held = [&](router_group& held) {
-    if (held.settings.pattern == entry.settings.pattern)
+    if (same_pattern(held))
       replaces = held.handle;
     forget_group(self, held.handle.address(), static_cast<bool>(replaces));
   };
@@ -214,7 +226,8 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
                  {"old_owner", held_owner},
                  {"old_term", held.term}});
       if (held.owner.empty())
-        drop_conflicting_group(self, entry.name, entry.owner, true);
+        replaces = drop_conflicting_group(self, entry.name, entry.owner, true,
+                                          same_pattern(held));
       else
         forget_held(held);
     } else if (!held.owner.empty() && held_owner == entry.owner) {
@@ -235,7 +248,8 @@ void enter_remote_group(router_pointer self, const caf::actor_addr& from,
                  {"kept", entry.owner},
                  {"dropped", held_owner}});
       if (held.owner.empty())
-        drop_conflicting_group(self, entry.name, entry.owner);
+        replaces = drop_conflicting_group(self, entry.name, entry.owner, false,
+                                          same_pattern(held));
       else
         forget_held(held);
     }

@@ -110,6 +110,15 @@ error_info group_node_lost_error(const std::string& group_name) {
                                "what it held is lost)");
 }
 
+error_info group_ended_error(const std::string& group_name) {
+  auto who = group_name.empty() ? std::string{"a group"}
+                                : "group \"" + group_name + "\"";
+  return make_error_info(ec::node_unavailable,
+                         who + ": it ended before it took this (deleted, its "
+                               "node stopping, or replaced by a new owner); "
+                               "retry");
+}
+
 error_info group_no_reply_error(const std::string& group_name) {
   auto who = group_name.empty() ? std::string{"a group"}
                                 : "group \"" + group_name + "\"";
@@ -174,7 +183,9 @@ std::string group_name_of(session_pointer self, const group_actor& group) {
 
 void group_down(session_pointer self, caf::down_msg& msg) {
   auto& st = self->state;
-  auto lost = msg.reason == caf::exit_reason::remote_link_unreachable;
+  // A remote group ends normally only when deleted; otherwise its node is
+  // lost or stopping (SIGTERM ends its groups `user_shutdown`).
+  auto lost = msg.reason != caf::exit_reason::normal;
   auto name = st.watch.name_of(msg.source);
   auto waiting = st.watch.down(msg.source, lost);
   if (!lost)

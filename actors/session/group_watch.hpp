@@ -114,4 +114,8 @@ error_info group_node_lost_error(const std::string& group_name);
 /// `group_watch::reply_timeout`.
 error_info group_no_reply_error(const std::string& group_name);
 
+/// Returns the error of a batch a group bounced: it ended before it took
+/// the batch (deleted, its node stopping, or dropped for a newer owner).
+error_info group_ended_error(const std::string& group_name);
+
 } // namespace tb

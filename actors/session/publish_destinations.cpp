@@ -53,7 +53,7 @@ void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
              positions](enqueue_reply& reply) {
               if (!end_group_wait(self, group, token))
                 return;
-              refuse(*positions, reply, ec::group_full);
+              refuse(*positions, reply, reply.code);
               count_down();
             },
             [self, group, token, count_down, refuse_all,
@@ -61,11 +61,16 @@ void enqueue_later(session_pointer self, std::shared_ptr<publish_job> job,
               if (!end_group_wait(self, group, token))
                 return;
               // No reply in time from a remote group: unavailable. A group
-              // deleted meanwhile holds nothing: not the publisher's
-              // problem.
+              // that ended first (deleted, its node stopping, or dropped for
+              // a newer owner) bounced the batch: not taken by it, but it is
+              // not confirmed either, since another owner may hold the
+              // group now (retry).
               if (err == caf::sec::request_timeout)
                 refuse_all(*positions,
                            group_no_reply_error(group_name_of(self, group)));
+              else
+                refuse_all(*positions,
+                           group_ended_error(group_name_of(self, group)));
               count_down();
             });
   }

@@ -311,6 +311,37 @@ TEST_F(ClusterReplicas, TheNewOwnerTakesTheOldOnesPlaceInOneRouteVersion) {
   EXPECT_EQ(counters(name).pending, 3u);
 }
 
+TEST_F(ClusterReplicas, AStoppingOwnersGroupStaysInTheRoutesUntilTheTakeover) {
+  // SIGTERM: the owner's router stops and its groups end `user_shutdown`
+  // while the connection still carries their down messages. That is not a
+  // deleted group: the entry stays until the replica takes over, and no
+  // publisher's route is without the group meanwhile (CI once lost a
+  // confirmed batch in a rolling restart so).
+  three_nodes();
+  auto name = name_ranked({"n2", "n3", "n1"});
+  create_group(name, replicated("t.>"));
+  run();
+  auto old_group = group_at(n2, name);
+  auto at_n1 = spawn_session();
+  publish(at_n1, "t.a", 2);
+  self->send_exit(n2, caf::exit_reason::user_shutdown);
+  size_t steps = 0;
+  while (sched.try_run_once()) {
+    ++steps;
+    auto* cached = deref<tb::session_state>(at_n1.hdl).routes.find("t.a");
+    ASSERT_NE(cached, nullptr) << "step " << steps;
+    ASSERT_EQ((*cached)->groups.size(), 1u)
+        << "step " << steps << ": a route without the group";
+  }
+  EXPECT_EQ(owner_at(router, name), "n3");
+  EXPECT_NE(group_at(router, name), old_group);
+  EXPECT_EQ(group_at(router, name), group_at(n3, name));
+  EXPECT_EQ(state_of(router).groups_lost, 0u);
+  EXPECT_EQ(state_of(n3).promotions, 1u);
+  publish(at_n1, "t.a", 1, "after");
+  EXPECT_EQ(counters(name).pending, 3u);
+}
+
 TEST_F(ClusterReplicas, WithoutATakeoverTheEntryIsDroppedAfterTheDeadline) {
   three_nodes();
   auto name = name_ranked({"n2", "n3", "n1"});

@@ -156,6 +156,53 @@ TEST_F(GroupNodeLoss, PendingPublishIsRefusedAtTheDownNamingTheGroup) {
   EXPECT_EQ(confirms(pub).size(), before + 2);
 }
 
+TEST_F(GroupNodeLoss, PendingPublishIsRefusedWhenItsGroupStopsWithItsNode) {
+  // SIGTERM on the owner's node ends its groups `user_shutdown` while the
+  // connection still carries the down message: the node is going, as when
+  // lost (only a deleted group ends normally).
+  auto pub = remote_session();
+  install_silent("g", "orders.>", pub, "orders.1");
+  auto before = confirms(pub).size();
+  send_frame(pub, publish_frame(7, "orders.1", 2));
+  run();
+  ASSERT_EQ(confirms(pub).size(), before);
+  self->send_exit(silent, caf::exit_reason::user_shutdown);
+  run();
+  auto all = confirms(pub);
+  ASSERT_EQ(all.size(), before + 1);
+  for (auto& result : all[before].results()) {
+    EXPECT_EQ(result.error().code(), 14); // UNAVAILABLE
+    EXPECT_NE(result.error().message().find("its owner node is gone"),
+              std::string::npos)
+        << result.error().message();
+  }
+}
+
+TEST_F(GroupNodeLoss, ABatchAGroupBouncedIsRefusedNotConfirmed) {
+  // A group that ended (deleted, its node stopping, dropped for a newer
+  // owner) bounces what its route still sent it: refused, not confirmed
+  // into nothing, as the group may live on elsewhere.
+  auto pub = spawn_session();
+  install_silent("g", "orders.>", pub, "orders.1");
+  self->send_exit(silent, caf::exit_reason::user_shutdown);
+  run();
+  auto before = confirms(pub).size();
+  send_frame(pub, publish_frame(9, "orders.1", 2));
+  run();
+  auto all = confirms(pub);
+  ASSERT_EQ(all.size(), before + 1);
+  ASSERT_EQ(all[before].results_size(), 2);
+  for (auto& result : all[before].results()) {
+    EXPECT_EQ(result.error().code(), 14); // UNAVAILABLE
+    EXPECT_EQ(result.error().reason(), "node_unavailable");
+    EXPECT_NE(result.error().message().find(
+                  "it ended before it took this (deleted, its node "
+                  "stopping, or replaced by a new owner); retry"),
+              std::string::npos)
+        << result.error().message();
+  }
+}
+
 TEST_F(GroupNodeLoss, OnlyTheLostGroupsPositionsAreRefused) {
   auto pub = remote_session();
   auto sub = spawn_session();
