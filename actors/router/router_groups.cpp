@@ -285,8 +285,7 @@ caf::result<uint64_t> delete_group(router_pointer self,
   auto group = i->second.handle;
   auto settings = i->second.settings;
   auto owner_router = i->second.owner_router;
-  // Out of this node's routes at once; a remote group's owner drops it from
-  // its own and tells the other peers when the group actor is gone.
+  // Out of this node's routes now; a remote group's owner tells the others.
   forget_group(self, group.address());
   // Asked rather than delegated: the router logs the dropped count.
   auto promise = self->make_response_promise<uint64_t>();

@@ -98,9 +98,18 @@ size_t group_watch::waiting() const noexcept {
   return result;
 }
 
+namespace {
+
+// Names a group in an error: `group "NAME"`, or "a group" if unknown.
+std::string group_named(const std::string& group_name) {
+  return group_name.empty() ? std::string{"a group"}
+                            : "group \"" + group_name + "\"";
+}
+
+} // namespace
+
 error_info group_node_lost_error(const std::string& group_name) {
-  auto who = group_name.empty() ? std::string{"a group"}
-                                : "group \"" + group_name + "\"";
+  auto who = group_named(group_name);
   return make_error_info(ec::node_unavailable,
                          who + ": its owner node is gone and this was not "
                                "taken (retry: a group with replicas = 1 is "
@@ -111,8 +120,7 @@ error_info group_node_lost_error(const std::string& group_name) {
 }
 
 error_info group_ended_error(const std::string& group_name) {
-  auto who = group_name.empty() ? std::string{"a group"}
-                                : "group \"" + group_name + "\"";
+  auto who = group_named(group_name);
   return make_error_info(ec::node_unavailable,
                          who + ": it ended before it took this (deleted, its "
                                "node stopping, or replaced by a new owner); "
@@ -120,8 +128,7 @@ error_info group_ended_error(const std::string& group_name) {
 }
 
 error_info group_no_reply_error(const std::string& group_name) {
-  auto who = group_name.empty() ? std::string{"a group"}
-                                : "group \"" + group_name + "\"";
+  auto who = group_named(group_name);
   return make_error_info(
       ec::node_unavailable,
       who + ": its owner node did not answer within " +
