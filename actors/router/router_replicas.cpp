@@ -287,6 +287,13 @@ void takeover_deadline(router_pointer self, const std::string& name,
   auto i = st.groups.find(name);
   if (i == st.groups.end() || !i->second.owner_lost || i->second.term != term)
     return; // a new owner replaced it
+  if (!st.session_ctx.quorum->read().has_quorum) {
+    // Without a majority this node cannot tell a slow takeover from one on
+    // the other side of a partition: the entry stays, so that publishes to
+    // the group are refused (no_quorum), not routed nowhere and confirmed.
+    self->delayed_send(self, st.takeover_timeout, replica_atom_v, name, term);
+    return;
+  }
   log::warn(
       "group lost: its replica did not take over in time",
       {{"group", name},

@@ -121,6 +121,28 @@ TEST_F(ClusterReplicas, WithoutATakeoverTheEntryIsDroppedAfterTheDeadline) {
   EXPECT_EQ(state_of(router).groups_lost, 1u);
 }
 
+TEST_F(ClusterReplicas, WithoutAMajorityTheEntryStaysPastTheDeadline) {
+  // A node on the minority side of a partition cannot tell a slow takeover
+  // from one on the other side: it keeps the entry, so a publish to the
+  // group is refused (no_quorum), never routed nowhere and confirmed.
+  three_nodes();
+  auto name = name_ranked({"n2", "n3", "n1"});
+  create_group(name, replicated("t.>"));
+  run();
+  auto& quorum = *state_of(router).session_ctx.quorum;
+  quorum.set(1, 3, tb::quorum_rule::majority);
+  peer_down(router, "n2");
+  advance(std::chrono::seconds{10});
+  EXPECT_EQ(state_of(router).groups.count(name), 1u);
+  EXPECT_TRUE(entry_at(router, name).owner_lost);
+  EXPECT_EQ(state_of(router).groups_lost, 0u);
+  // A majority again and still no takeover: dropped at the next deadline.
+  quorum.set(3, 3, tb::quorum_rule::majority);
+  advance(std::chrono::milliseconds{3100});
+  EXPECT_EQ(state_of(router).groups.count(name), 0u);
+  EXPECT_EQ(state_of(router).groups_lost, 1u);
+}
+
 TEST_F(ClusterReplicas, AnEntryWhoseReplicaDiedWithTheOwnerIsDroppedAtOnce) {
   three_nodes();
   auto name = name_ranked({"n2", "n3", "n1"});
