@@ -87,6 +87,27 @@ TEST(SoakCheck, ARejectedMessageMustBeDeadLettered) {
   EXPECT_EQ(r.acked, 2u);
 }
 
+TEST(SoakCheck, AMayOrMayNotRefusalDeliveredIsCountedNotUnknown) {
+  // node_unavailable (a batch whose replica went before it acknowledged it)
+  // may come all the same; group_full never does.
+  ledger l;
+  auto pub = temp_log("p0-0 1\n! p0-1 node_unavailable\n! p0-2 group_full\n");
+  ASSERT_TRUE(l.read_publisher_log(pub));
+  std::remove(pub.c_str());
+  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\n");
+  ASSERT_TRUE(l.read_worker_log(path));
+  std::remove(path.c_str());
+  auto r = l.check();
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.refused, 2u);
+  EXPECT_EQ(r.maybe_delivered, 1u);
+  EXPECT_EQ(r.unknown, 0u);
+  auto bad = temp_log("p0-2 3 1 a\n");
+  ASSERT_TRUE(l.read_worker_log(bad));
+  std::remove(bad.c_str());
+  EXPECT_EQ(l.check().unknown, 1u) << "a group_full refusal never comes";
+}
+
 TEST(SoakCheck, RssIsFlatWithinTheMarginAndGrowsBeyondIt) {
   std::vector<rss_sample> flat, growing;
   for (int t = 0; t <= 60; ++t) {

@@ -56,6 +56,9 @@ bool ledger::read_publisher_log(const std::string& path) {
       continue;
     if (first == "!") {
       ++refused_;
+      std::string reason;
+      if ((fields >> reason) && reason == "node_unavailable")
+        maybe_.insert(pack_key(second));
       continue;
     }
     auto key = pack_key(first);
@@ -121,12 +124,12 @@ ledger::result ledger::check() const {
     if (rec.repeated)
       ++r.duplicates;
     if (published_.count(key) == 0)
-      ++r.unknown;
+      ++(maybe_.count(key) != 0 ? r.maybe_delivered : r.unknown);
     if (rec.rejected && dead_letters_.count(key) == 0)
       ++r.rejected_not_dead_lettered;
   }
   for (auto key : dead_letters_)
-    if (published_.count(key) == 0)
+    if (published_.count(key) == 0 && maybe_.count(key) == 0)
       ++r.unknown;
   for (auto& [key, id] : published_) {
     if (dead_letters_.count(key) != 0) {

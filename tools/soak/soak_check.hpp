@@ -59,6 +59,10 @@ public:
     uint64_t rejected_not_dead_lettered = 0;
     /// Keys delivered or dead-lettered that no publisher had confirmed.
     uint64_t unknown = 0;
+    /// Refused messages that came all the same: their refusal said they may
+    /// or may not be taken (`node_unavailable`, e.g. a batch whose replica
+    /// went before it acknowledged it; docs/cluster.md). Allowed, counted.
+    uint64_t maybe_delivered = 0;
     /// Up to 5 lost keys, for the report.
     std::vector<std::string> lost_examples;
 
@@ -85,6 +89,8 @@ private:
 
   std::unordered_map<uint64_t, uint64_t> published_;
   uint64_t refused_ = 0;
+  // Refused keys whose refusal said "may or may not be taken".
+  std::unordered_set<uint64_t> maybe_;
   std::unordered_map<uint64_t, record> delivered_;
   std::unordered_set<uint64_t> dead_letters_;
   uint64_t dead_letter_repeats_ = 0;

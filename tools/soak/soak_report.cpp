@@ -33,10 +33,12 @@ void print_text(const soak_config& cfg, const soak_report& r) {
               "(logs: %s)\n",
               r.run_id.c_str(), r.load_seconds, r.total_seconds,
               r.work_dir.c_str());
-  std::printf("  group    published %llu (refused %llu), acked %llu, "
-              "dead-lettered %llu, lost %llu\n",
+  std::printf("  group    published %llu (refused %llu, of those delivered "
+              "all the same %llu), acked %llu, dead-lettered %llu, lost "
+              "%llu\n",
               static_cast<unsigned long long>(g.published),
               static_cast<unsigned long long>(g.refused),
+              static_cast<unsigned long long>(g.maybe_delivered),
               static_cast<unsigned long long>(g.acked),
               static_cast<unsigned long long>(g.dead_lettered),
               static_cast<unsigned long long>(g.lost));
@@ -107,6 +109,7 @@ void print_json(const soak_config& cfg, const soak_report& r) {
   out += ",\"load_seconds\":" + std::to_string(r.load_seconds);
   out += ",\"total_seconds\":" + std::to_string(r.total_seconds);
   out += ",\"published\":" + u(g.published) + ",\"refused\":" + u(g.refused);
+  out += ",\"maybe_delivered\":" + u(g.maybe_delivered);
   out +=
       ",\"acked\":" + u(g.acked) + ",\"dead_lettered\":" + u(g.dead_lettered);
   out += ",\"lost\":" + u(g.lost) + ",\"kills\":" + u(r.kills);
