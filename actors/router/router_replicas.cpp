@@ -276,8 +276,15 @@ bool replica_owner_lost(router_pointer self, const std::string& name) {
              {"term", entry.term}});
   self->delayed_send(self, st.takeover_timeout, replica_atom_v, name,
                      entry.term);
-  if (here)
+  // Without a majority the owner may live on the other side of a partition:
+  // a promotion here would make a second owner at a higher term, whose
+  // entry wins when the sides meet and drops what the owner confirmed
+  // meanwhile. It waits for the takeover deadline (re-armed until then).
+  if (here && st.session_ctx.quorum->read().has_quorum)
     router_replicas_promote(self, name);
+  else if (here)
+    log::warn("replica not promoted yet: this node sees no majority",
+              {{"group", name}, {"owner", entry.owner}});
   return true;
 }
 
@@ -292,6 +299,12 @@ void takeover_deadline(router_pointer self, const std::string& name,
     // the other side of a partition: the entry stays, so that publishes to
     // the group are refused (no_quorum), not routed nowhere and confirmed.
     self->delayed_send(self, st.takeover_timeout, replica_atom_v, name, term);
+    return;
+  }
+  // A replica held here whose promotion waited for a majority: now.
+  auto held = st.replicas.find(name);
+  if (held != st.replicas.end() && held->second.owner == i->second.owner) {
+    router_replicas_promote(self, name);
     return;
   }
   log::warn(

@@ -143,6 +143,30 @@ TEST_F(ClusterReplicas, WithoutAMajorityTheEntryStaysPastTheDeadline) {
   EXPECT_EQ(state_of(router).groups_lost, 1u);
 }
 
+TEST_F(ClusterReplicas, AReplicaWithoutAMajorityIsPromotedOnlyOnceItHasOne) {
+  // The replica's node cut off alone must not make a second owner at a
+  // higher term: its entry would win when the sides meet and drop what the
+  // owner confirmed meanwhile. It promotes at the takeover deadline once it
+  // sees a majority again (and the owner is still gone).
+  three_nodes();
+  auto name = name_ranked({"n2", "n3", "n1"});
+  create_group(name, replicated("t.>"));
+  run();
+  ASSERT_TRUE(keeps_replica(n3, name));
+  auto& quorum = *state_of(n3).session_ctx.quorum;
+  quorum.set(1, 3, tb::quorum_rule::majority);
+  peer_down(n3, "n2");
+  advance(std::chrono::seconds{10});
+  EXPECT_EQ(state_of(n3).promotions, 0u);
+  EXPECT_TRUE(keeps_replica(n3, name));
+  EXPECT_TRUE(entry_at(n3, name).owner_lost);
+  quorum.set(2, 3, tb::quorum_rule::majority);
+  advance(std::chrono::milliseconds{3100});
+  EXPECT_EQ(state_of(n3).promotions, 1u);
+  EXPECT_EQ(owner_at(n3, name), "n3");
+  EXPECT_EQ(entry_at(n3, name).term, 1u);
+}
+
 TEST_F(ClusterReplicas, AnEntryWhoseReplicaDiedWithTheOwnerIsDroppedAtOnce) {
   three_nodes();
   auto name = name_ranked({"n2", "n3", "n1"});
