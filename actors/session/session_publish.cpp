@@ -311,8 +311,13 @@ make_publish_job(session_state& st,
         topic_hash = make_dedup_topic_hash(hashed_topic);
         job->dedup_runs.push_back(static_cast<uint32_t>(job->dedup.size()));
       }
-      job->dedup.emplace_back(static_cast<uint32_t>(job->accepted.size()),
-                              make_dedup_key(topic_hash, msg.msg_id()));
+      // Field by field, from registers (keep_in_registers says why).
+      auto key = make_dedup_key(topic_hash, msg.msg_id());
+      keep_in_registers(key.h1, key.h2);
+      auto& entry = job->dedup.emplace_back();
+      entry.first = static_cast<uint32_t>(job->accepted.size());
+      entry.second.h1 = key.h1;
+      entry.second.h2 = key.h2;
     }
     outcome.id = next_id++;
     job->accepted.push_back(message_record::make(

@@ -102,14 +102,17 @@ dedup_table::dedup_table(std::size_t max_ids, uint32_t seq_limit)
   // nop
 }
 
-bool dedup_table::seen(const dedup_key& key, uint64_t first_id, time_point now,
+bool dedup_table::seen(dedup_key key, uint64_t first_id, time_point now,
                        std::chrono::milliseconds window, uint64_t& first) {
   // A free slot of the home bucket, seen on the way: the new entry's, unless
   // the index is rebuilt.
   uint64_t* free_slot = nullptr;
+  uint64_t h1 = key.h1;
+  uint64_t h2 = key.h2;
+  keep_in_registers(h1, h2);
+  auto t = tag(dedup_key{h1, h2});
+  auto home_bucket = home(dedup_key{h1, h2});
   if (size_ > 0) {
-    auto t = tag(key);
-    auto home_bucket = home(key);
     for (auto b = home_bucket;;) {
       auto& bk = buckets_[b];
       for (auto& slot : bk.slots) {
@@ -122,7 +125,7 @@ bool dedup_table::seen(const dedup_key& key, uint64_t first_id, time_point now,
         if (static_cast<uint32_t>(slot >> 32) != t || !live_value(slot))
           continue;
         auto& e = ring_[position(static_cast<uint32_t>(slot - 1))];
-        if (!(e.key == key))
+        if (e.key.h1 != h1 || e.key.h2 != h2)
           continue;
         if (e.due > now) {
           ++duplicates_;
@@ -143,7 +146,7 @@ bool dedup_table::seen(const dedup_key& key, uint64_t first_id, time_point now,
   }
   if (size_ == ring_.size()) {
     if (ring_.size() < max_ids_) {
-      grow(std::min(std::max<std::size_t>(ring_.size() * 2, 1024), max_ids_));
+      grow(std::min(std::max<std::size_t>(ring_.size() * 4, 1024), max_ids_));
       free_slot = nullptr; // the index was rebuilt
     } else {
       pop_oldest();
@@ -157,12 +160,12 @@ bool dedup_table::seen(const dedup_key& key, uint64_t first_id, time_point now,
   auto pos = head_ + size_;
   if (pos >= ring_.size())
     pos -= ring_.size();
-  ring_[pos] = entry{key, first_id, now + window};
+  ring_[pos] = entry{dedup_key{h1, h2}, first_id, now + window};
   ++size_;
   if (free_slot != nullptr)
-    *free_slot = (static_cast<uint64_t>(tag(key)) << 32) | (seq + 1);
+    *free_slot = (static_cast<uint64_t>(t) << 32) | (seq + 1);
   else
-    index(key, static_cast<uint32_t>(seq));
+    index(dedup_key{h1, h2}, static_cast<uint32_t>(seq));
   if (++since_scrub_ >= period_ / 4)
     scrub();
   return false;
@@ -233,8 +236,14 @@ void dedup_table::grow(std::size_t capacity) {
   since_scrub_ = 0;
   decltype(buckets_) buckets((capacity + 3) / 4);
   buckets_.swap(buckets);
-  for (std::size_t i = 0; i < size_; ++i)
+  // Each entry's bucket is a likely cache miss: fetch 16 entries ahead so
+  // that the misses overlap.
+  constexpr std::size_t ahead = 16;
+  for (std::size_t i = 0; i < size_; ++i) {
+    if (i + ahead < size_)
+      prefetch(ring_[i + ahead].key);
     index(ring_[i].key, static_cast<uint32_t>(i));
+  }
 }
 
 } // namespace tb

@@ -25,9 +25,10 @@
 // The index has one bucket per 4 entries of the ring (16 bytes per id), so
 // a check reads one cache line of the index, and the ring only for a slot
 // whose 32 bits match: 48 bytes per remembered id, whatever the lengths of
-// topic and id (docs/performance.md measures it). The table grows by
-// doubling up to `max_ids` entries; then the oldest entry goes first
-// (counted in `evicted()`).
+// topic and id (docs/performance.md measures it). The table grows
+// fourfold up to `max_ids` entries (each growth re-indexes every entry, so
+// fewer growths cost a fresh broker's first ids less); then the oldest
+// entry goes first (counted in `evicted()`).
 
 #pragma once
 
@@ -64,6 +65,15 @@ struct dedup_topic_hash {
   /// The second lane.
   uint64_t b = 0;
 };
+
+/// Keeps `h1` and `h2`, the halves of a key, in two general registers at
+/// this point. GCC 12 otherwise moves a key through the stack as two 8-byte
+/// stores and reads it back as one 16-byte word, which the store buffer
+/// cannot forward: a stall that cost a third of a check and half of a
+/// publish job's work on ids (docs/performance.md).
+inline void keep_in_registers(uint64_t& h1, uint64_t& h2) noexcept {
+  asm("" : "+r"(h1), "+r"(h2));
+}
 
 /// Returns the hash of `topic`.
 dedup_topic_hash make_dedup_topic_hash(std::string_view topic) noexcept;
@@ -107,7 +117,7 @@ public:
   /// window; otherwise remembers `first_id` and returns false. (An
   /// optional returned from the table's own code went through the stack
   /// byte by byte and stalled its caller's read of it.)
-  bool seen(const dedup_key& key, uint64_t first_id, time_point now,
+  bool seen(dedup_key key, uint64_t first_id, time_point now,
             std::chrono::milliseconds window, uint64_t& first);
 
   /// Asks the CPU to fetch the index line where `check(key, ...)` starts,
