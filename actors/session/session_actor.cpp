@@ -15,13 +15,6 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-// Client frames whose answers may wait unwritten before the session stops
-// reading from the client.
-constexpr size_t max_control_frames = 256;
-
-// Bytes of deliveries per frame, unless a single message is larger.
-constexpr size_t max_frame_bytes = 1u << 20;
-
 // Refuses a publish of more messages than `max_publish_batch`.
 error_info check_batch_size(const session_state& st, int size,
                             const char* what) {
@@ -32,35 +25,6 @@ error_info check_batch_size(const session_state& st, int size,
                                                  std::to_string(size) +
                                                  " messages; the limit is " +
                                                  std::to_string(limit));
-}
-
-// Writes the session's last log line. It is written here, by the actor,
-// because only the actor knows its final counts: the bridge knows how the
-// stream ended, but the counts it could ask for would lag behind what the
-// actor still writes. The actor writes it as it stops (after its last
-// frame, or when the bridge tells it the stream is gone, having recorded
-// how), so no delivery is counted after the line. `fallback` names the end
-// if the sink cannot.
-void log_end(session_pointer self, const char* fallback) {
-  auto& st = self->state;
-  if (!st.sink || st.logs.is_closed())
-    return;
-  auto ended = st.sink->end_reason();
-  st.logs.closed(st.current_stats(), ended.empty() ? fallback : ended,
-                 self->clock().now());
-}
-
-// Ends the session once everything queued has been written.
-void finish_if_drained(session_pointer self) {
-  auto& st = self->state;
-  if (!st.closing || st.publishing > 0 || !st.control.empty() ||
-      st.deliveries.has_ready() || !st.group_outbox.empty() ||
-      requests_ready(st))
-    return;
-  if (st.sink)
-    st.sink->finish(ec::none, "");
-  log_end(self, "client_closed");
-  self->quit();
 }
 
 // Handles one client frame; publish frames are released when routed.
@@ -122,32 +86,6 @@ void sweep_routes(session_pointer self) {
     self->delayed_send(self, st.ctx.route_idle_timeout, tick_atom_v);
 }
 
-// Queues one Dropped frame per subscription that lost messages since its
-// last report.
-void queue_drop_notices(session_state& st) {
-  for (auto& notice : st.deliveries.take_drop_notices()) {
-    auto frame = std::make_unique<pb::ServerFrame>();
-    auto* dropped = frame->mutable_dropped();
-    dropped->set_subscription_id(notice.subscription_id);
-    dropped->set_count(notice.count);
-    dropped->set_total(notice.total);
-    dropped->set_reason(to_string(notice.reason));
-    st.control.push_back(std::move(frame));
-  }
-}
-
-// Records the latency of each delivery in `frame`, from acceptance to now:
-// one clock read per frame.
-void record_latencies(session_state& st, const pb::ServerFrame& frame) {
-  if (!frame.has_deliveries())
-    return;
-  auto now = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  for (auto& delivery : frame.deliveries().deliveries())
-    st.stats.delivery_latency.record(now - delivery.accepted_unix_nanos());
-}
-
 } // namespace
 
 session_stats session_state::current_stats() const {
@@ -207,71 +145,6 @@ void log_refusal(session_pointer self, std::string_view request,
     self->delayed_send(self, *wake, log_tick_atom_v);
 }
 
-void release_frame(session_pointer self) {
-  auto& st = self->state;
-  if (!st.sink)
-    return;
-  if (st.control.size() >= max_control_frames) {
-    ++st.owed_reads;
-    return;
-  }
-  st.sink->frame_consumed();
-}
-
-void flush(session_pointer self) {
-  auto& st = self->state;
-  if (!st.sink)
-    return;
-  for (;;) {
-    std::unique_ptr<pb::ServerFrame> frame;
-    if (!st.control.empty()) {
-      // Answers queue in the sink behind the frame being written.
-      if (!st.sink->can_queue())
-        break;
-      frame = std::move(st.control.front());
-      st.control.pop_front();
-    } else if (st.deliveries.has_ready() || !st.group_outbox.empty() ||
-               requests_ready(st)) {
-      // Deliveries wait until nothing is being written, and meanwhile
-      // coalesce into fewer, larger frames.
-      if (!st.sink->ready_to_write())
-        break;
-      // Losses are turned into frames only when deliveries are about to be
-      // written: while the client does not read they add up in the buffer
-      // (one notice per subscription) instead of queueing a frame each.
-      queue_drop_notices(st);
-      if (!st.control.empty())
-        continue; // the notices go first
-      frame = std::make_unique<pb::ServerFrame>();
-      auto max = st.ctx.limits.max_frame_messages;
-      auto n = drain_group_outbox(st, *frame, max);
-      if (n < max)
-        n += drain_requests(st, *frame, max - n);
-      if (n < max)
-        n += st.deliveries.drain(*frame, max - n, max_frame_bytes,
-                                 now_unix_nanos());
-      // Messages that expired on the way are reported right after this
-      // frame (or instead of it, when every message it took had expired).
-      queue_drop_notices(st);
-      if (n == 0)
-        continue; // only expired messages, or requests of ended
-                  // subscriptions, dropped
-      st.stats.delivered += n;
-      record_latencies(st, *frame);
-    } else {
-      break;
-    }
-    st.sink->write(std::move(frame));
-  }
-  if (st.logs.losing())
-    st.logs.check_caught_up(st.deliveries, self->clock().now());
-  while (st.owed_reads > 0 && st.control.size() < max_control_frames) {
-    --st.owed_reads;
-    st.sink->frame_consumed();
-  }
-  finish_if_drained(self);
-}
-
 session_actor::behavior_type session_actor_impl(session_pointer self,
                                                 broker_context ctx,
                                                 frame_sink_ptr sink,
@@ -293,14 +166,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
     self->attach_functor([sink = st.sink](const caf::error&) {
       sink->finish(ec::shutting_down, "the session ended");
     });
-  // As CAF's default handler, plus the last log line: the bridge sends the
-  // exit when the stream is gone (see log_end).
-  self->set_exit_handler([self](caf::exit_msg& msg) {
-    if (!msg.reason)
-      return;
-    log_end(self, "stopped");
-    self->quit(msg.reason);
-  });
+  // The bridge sends the exit when the stream is gone (see on_exit).
+  self->set_exit_handler(
+      [self](caf::exit_msg& msg) { on_exit(self, std::move(msg.reason)); });
   // From the remote groups the session watches (group_watch.hpp).
   self->set_down_handler([self](caf::down_msg& msg) { group_down(self, msg); });
   return {

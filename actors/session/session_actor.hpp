@@ -186,6 +186,11 @@ struct session_state {
   std::deque<std::shared_ptr<publish_job>> dedup_queue;
   /// True once the client stopped sending.
   bool closing = false;
+  /// True once the stream is gone with publish frames still on their way:
+  /// the session routes them, then stops with `gone_reason` (see on_exit).
+  bool stream_gone = false;
+  /// Why the stream went, once it did.
+  caf::error gone_reason;
   /// True while a route sweep timer is pending.
   bool sweep_scheduled = false;
   /// Counters.
@@ -258,6 +263,10 @@ void log_refusal(session_pointer self, std::string_view request,
 
 /// Writes what the stream can take now.
 void flush(session_pointer self);
+
+/// Handles an exit message with `reason`: stops the session, after routing
+/// the publish frames it read if its stream is gone (the bridge's exit).
+void on_exit(session_pointer self, caf::error reason);
 
 /// Releases one processed client frame to the reader, or owes it while
 /// the client does not read.

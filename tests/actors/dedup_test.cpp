@@ -272,5 +272,55 @@ TEST_F(Dedup, MsgIdOverTheLimitIsRefusedNamingIt) {
           .has_error());
 }
 
+TEST_F(Dedup, FramesReadBeforeTheStreamWentAreRoutedBeforeTheSessionStops) {
+  // Issue 31: a connection cut while a write to it was pending ended the
+  // stream with a publish frame still waiting for its shard's answer. The
+  // session stopped at the bridge's exit, the ids stayed marked, and the
+  // client's resend was confirmed as a duplicate of a message nobody got.
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  publish_id(pub, "orders.1", "first", "id-0"); // the route is cached now
+  send_frame(pub, publish_frame(next_request_id(),
+                                {with_id("orders.1", "read", "id-1"),
+                                 with_id("orders.1", "also read", "id-2")}));
+  run_one(pub.hdl); // the frame: its question goes to the shard
+  auto confirms = pub.sink->of_kind(kind::kPublishConfirm).size();
+  // The bridge's exit when the stream is gone, before the shard answers.
+  caf::anon_send_exit(pub.hdl, caf::exit_reason::user_shutdown);
+  run_one(pub.hdl);
+  run();
+  EXPECT_EQ(sub.sink->payloads(),
+            (std::vector<std::string>{"first", "read", "also read"}));
+  EXPECT_EQ(pub.sink->of_kind(kind::kPublishConfirm).size(), confirms)
+      << "nothing is written to a stream that is gone";
+  // The session stopped once they were routed.
+  EXPECT_TRUE(terminated(pub.hdl));
+  // The client's resend from a new session is a duplicate of a delivered
+  // message.
+  auto again = spawn_session();
+  EXPECT_TRUE(publish_id(again, "orders.1", "read", "id-1").duplicate());
+  EXPECT_EQ(sub.sink->payloads().size(), 3u);
+}
+
+TEST_F(Dedup, ASecondExitStopsASessionStillRouting) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  publish_id(pub, "orders.1", "first", "id-0");
+  send_frame(pub, publish_frame(next_request_id(),
+                                {with_id("orders.1", "read", "id-1")}));
+  run_one(pub.hdl);
+  caf::anon_send_exit(pub.hdl, caf::exit_reason::user_shutdown);
+  run_one(pub.hdl); // waits for its frame
+  EXPECT_FALSE(terminated(pub.hdl));
+  // The broker stopping, say: it does not wait for the frame.
+  caf::anon_send_exit(pub.hdl, caf::exit_reason::user_shutdown);
+  run_one(pub.hdl);
+  EXPECT_TRUE(terminated(pub.hdl));
+  run();
+  EXPECT_EQ(sub.sink->payloads(), (std::vector<std::string>{"first"}));
+}
+
 } // namespace
 } // namespace tb::test
