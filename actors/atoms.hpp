@@ -67,12 +67,16 @@ CAF_ADD_ATOM(tinybroker, tb, observe_atom, "observe")
 /// Group -> session: your membership ended (the group was deleted).
 CAF_ADD_ATOM(tinybroker, tb, kicked_atom, "kicked")
 /// Timer of a session: re-join a group whose node was lost (subscription id,
-/// attempt).
+/// attempt); group -> session: re-join me, another owner replaced me
+/// (the group's address).
 CAF_ADD_ATOM(tinybroker, tb, rejoin_atom, "rejoin")
 /// Service -> router: create a group.
 CAF_ADD_ATOM(tinybroker, tb, create_atom, "create")
 /// Service -> router -> group: delete a group.
 CAF_ADD_ATOM(tinybroker, tb, delete_atom, "delete")
+/// Router -> group, with `delete`: another node's group of that name
+/// replaced it (its members re-join, they are not told it was deleted).
+CAF_ADD_ATOM(tinybroker, tb, replaced_atom, "replaced")
 /// Service -> router -> group: drop a group's pending messages (those not in
 /// flight); answered with how many it dropped.
 CAF_ADD_ATOM(tinybroker, tb, purge_atom, "purge")

@@ -383,19 +383,8 @@ group_actor::behavior_type group_actor_impl(group_pointer self,
         attach_replica(self, std::move(replica), term);
       },
       [self](rack_atom, uint64_t seq) { replica_acked(self, seq); },
-      [self](delete_atom) {
-        auto& st = self->state;
-        for (auto& [key, member] : st.members)
-          self->send(member.session, kicked_atom_v, member.subscription_id,
-                     "the group \"" + st.group + "\" was deleted");
-        auto dropped = static_cast<uint64_t>(st.ledger.clear());
-        // Publishes waiting for the replica are answered: their messages
-        // were held until the delete, like any other's.
-        release_waiting(self);
-        st.dead_letter_lines.flush(now(self));
-        self->quit();
-        return dropped;
-      },
+      [self](delete_atom) { return end_group(self, false); },
+      [self](delete_atom, replaced_atom) { return end_group(self, true); },
   };
 }
 

@@ -227,6 +227,12 @@ group_info describe_group(group_pointer self);
 /// held stays true); deliveries in flight stay. Returns how many it dropped
 /// (actors/group/group_stats.cpp).
 uint64_t purge_pending(group_pointer self);
+/// Ends the group, deleted or `replaced` by another node's group of its
+/// name (a two-owner conflict, a newer ownership term): its members are
+/// told it was deleted, or to re-join (their routers then name the other
+/// group). What it held is dropped; returns how many messages
+/// (actors/group/group_stats.cpp).
+uint64_t end_group(group_pointer self, bool replaced);
 /// Holds `msgs` (a publish batch's share), refusing those beyond the
 /// group's bounds; dispatches.
 enqueue_reply enqueue(group_pointer self, std::vector<message_ref>& msgs);

@@ -1,7 +1,8 @@
 // What a group actor reports when asked for its counters: the group's
 // counters, rates and ages, and one entry per member (spec 11). Computed on
 // request from the ledger and the members; nothing here runs per message.
-// Also the purge of what it holds pending, an admin request like Stats.
+// Also the purge of what it holds pending and the end of the group, admin
+// requests like Stats.
 
 #include <algorithm>
 #include <chrono>
@@ -102,6 +103,23 @@ uint64_t purge_pending(group_pointer self) {
       st.ledger.clear_pending(st.repl.replica ? &st.repl.removed : nullptr));
   st.counters.dropped += purged;
   return purged;
+}
+
+uint64_t end_group(group_pointer self, bool replaced) {
+  auto& st = self->state;
+  for (auto& [key, member] : st.members)
+    if (replaced)
+      self->send(member.session, rejoin_atom_v, self->address());
+    else
+      self->send(member.session, kicked_atom_v, member.subscription_id,
+                 "the group \"" + st.group + "\" was deleted");
+  auto dropped = static_cast<uint64_t>(st.ledger.clear());
+  // Publishes waiting for the replica are answered: their messages were
+  // held until the delete, like any other's.
+  release_waiting(self);
+  st.dead_letter_lines.flush(self->clock().now());
+  self->quit();
+  return dropped;
 }
 
 } // namespace tb

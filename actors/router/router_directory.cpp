@@ -37,8 +37,8 @@ uint64_t directory_mix(uint64_t x) {
 // Drops the local group `name`, which lost a two-owner conflict to the one
 // `winner` owns (or to a newer ownership term): out of the routes at once,
 // or, with `replaced_in_routes`, left there for the caller's `add_group` to
-// replace in one route version (returning its handle); then deleted (its
-// members get what a deleted group sends them and re-join).
+// replace in one route version (returning its handle); then deleted, its
+// members told to re-join (they then join the winner's group).
 group_actor drop_conflicting_group(router_pointer self, const std::string& name,
                                    const std::string& winner, bool newer_term,
                                    bool replaced_in_routes) {
@@ -52,7 +52,7 @@ group_actor drop_conflicting_group(router_pointer self, const std::string& name,
   // winner holds the group now, and this copy goes.
   self->send(handle, replica_atom_v, replica_actor{},
              std::numeric_limits<uint64_t>::max());
-  self->request(handle, caf::infinite, delete_atom_v)
+  self->request(handle, caf::infinite, delete_atom_v, replaced_atom_v)
       .then(
           [name, winner, newer_term](uint64_t dropped) {
             log::warn(

@@ -220,6 +220,9 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
       [self](rejoin_atom, uint64_t subscription_id, uint64_t attempt) {
         try_rejoin(self, subscription_id, attempt);
       },
+      [self](rejoin_atom, const caf::actor_addr& group) {
+        rejoin_lost_memberships(self, group, "another owner replaced it");
+      },
       [self](remote_atom, std::vector<message_ref>& msgs) {
         // Messages from a peer node's link (actors/link/link_in.hpp).
         auto job = std::make_shared<publish_job>();

@@ -377,9 +377,9 @@ std::string group_name_of(session_pointer self, const group_actor& group);
 void group_down(session_pointer self, caf::down_msg& msg);
 
 /// Starts re-joining every membership of the lost group `group`, dropping
-/// what the client held from it.
-void rejoin_lost_memberships(session_pointer self,
-                             const caf::actor_addr& group);
+/// what the client held from it; `why` says how it was lost.
+void rejoin_lost_memberships(session_pointer self, const caf::actor_addr& group,
+                             const char* why = "its node was lost");
 
 /// Runs re-join attempt `attempt` of membership `subscription_id`.
 void try_rejoin(session_pointer self, uint64_t subscription_id,

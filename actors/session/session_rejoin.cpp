@@ -1,7 +1,9 @@
 // Re-joining a group whose owner node was lost (cluster, issue 30 point 4).
 //
 // When the handle of a member's group goes down with
-// `remote_link_unreachable`, its node is gone and what it held is lost. The
+// `remote_link_unreachable`, its node is gone and what it held is lost; when
+// the group says another owner replaced it (a two-owner conflict, a newer
+// ownership term), what it held is dropped. The
 // membership then re-joins by itself through the router, with the same
 // name, pattern and member spec, keeping its subscription id: the router
 // creates the group on its next owner. Until the router has taken its own
@@ -93,8 +95,8 @@ void session_rejoin_later(session_pointer self, uint64_t id, membership& m) {
 
 } // namespace
 
-void rejoin_lost_memberships(session_pointer self,
-                             const caf::actor_addr& group) {
+void rejoin_lost_memberships(session_pointer self, const caf::actor_addr& group,
+                             const char* why) {
   auto& st = self->state;
   std::unordered_set<uint64_t> lost;
   for (auto& [id, m] : st.memberships)
@@ -125,7 +127,7 @@ void rejoin_lost_memberships(session_pointer self,
     m.rejoining = true;
     m.rejoin_since = now;
     m.rejoin_delay = session_rejoin_first_delay;
-    m.rejoin_error = "its node was lost";
+    m.rejoin_error = why;
     try_rejoin(self, id, ++m.rejoin_attempt);
   }
 }

@@ -367,6 +367,16 @@ TEST_F(ClusterGroups, TwoOwnersOfOneNameResolveToTheHigherHrwRank) {
   EXPECT_FALSE(terminated(kept));
   EXPECT_GE(state_of(router).group_conflicts, 1u);
   EXPECT_GE(state_of(n2).group_conflicts, 1u);
+  // The loser's member re-joined the winner by itself (it was told "the
+  // group was deleted" before, and its client had to join again).
+  run();
+  auto& moved = winner == "n1" ? b : a;
+  auto ended = moved.sink->of_kind(kind::kUnsubscribed);
+  EXPECT_TRUE(ended.empty()) << ended.front().unsubscribed().reason();
+  auto& membership = deref<tb::session_state>(moved.hdl).memberships.at(1);
+  EXPECT_EQ(membership.handle, kept);
+  EXPECT_FALSE(membership.rejoining);
+  EXPECT_EQ(deref<tb::group_state>(kept).members.active_count(), 2u);
 }
 
 TEST_F(ClusterGroups, WhatAMemberSendsAGroupOnAnotherNodeCanCrossNodes) {

@@ -58,6 +58,7 @@ silent_group(group_actor::stateful_pointer<silent_group_state> self,
         return info;
       },
       [](delete_atom) { return uint64_t{0}; },
+      [](delete_atom, replaced_atom) { return uint64_t{0}; },
       [](purge_atom) { return uint64_t{0}; },
       [](log_tick_atom) {},
       [self](request_atom, message_ref&, reply_target&) {
