@@ -98,10 +98,7 @@ TEST_F(ClusterReplicas, AReplicaNodeDyingWhileAskedIsSkippedForTheNext) {
 }
 
 TEST_F(ClusterReplicas, ADeletedGroupsReplicaQuits) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   ASSERT_TRUE(keeps_replica(n3, name));
   auto replica = state_of(n3).replicas.at(name).handle;
   query<uint64_t>(router, tb::delete_atom_v, name);
@@ -112,10 +109,7 @@ TEST_F(ClusterReplicas, ADeletedGroupsReplicaQuits) {
 }
 
 TEST_F(ClusterReplicas, TheOwnersDeathPromotesTheReplicaAtTheNextTerm) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   ASSERT_TRUE(keeps_replica(n3, name));
   auto old_group = group_at(n2, name);
   auto pub = spawn_session();
@@ -178,10 +172,7 @@ TEST_F(ClusterReplicas, ReplicasZeroKeepsTodaysBehaviour) {
 }
 
 TEST_F(ClusterReplicas, AStoppedOldOwnerIsRefusedAndDropsItsStaleGroup) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   auto stale = group_at(n2, name);
   // n2 is stopped (SIGSTOP): n1 and n3 declare it dead, n3 takes over.
   peer_down(router, "n2");

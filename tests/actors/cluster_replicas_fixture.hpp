@@ -72,6 +72,17 @@ protected:
     connect("n2", n2, "n3", n3);
   }
 
+  /// Connects the three nodes and creates a group with a replica, owned by
+  /// n2 with its replica on n3 (its HRW order is n2, n3, n1); returns its
+  /// name.
+  std::string replicated_group_on_n2() {
+    three_nodes();
+    auto name = name_ranked({"n2", "n3", "n1"});
+    create_group(name, replicated("t.>"));
+    run();
+    return name;
+  }
+
   /// Returns the router of node `name`.
   tb::router_actor node(const std::string& name) {
     return name == "n1" ? router : name == "n2" ? n2 : n3;

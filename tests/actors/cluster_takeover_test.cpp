@@ -16,10 +16,7 @@ namespace tb::test {
 namespace {
 
 TEST_F(ClusterReplicas, TheEntryStaysInTheRoutesUntilTheNewOwnerReplacesIt) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   auto old_group = group_at(n2, name);
   auto pub = spawn_session();
   publish(pub, "t.a", 1);
@@ -61,10 +58,7 @@ TEST_F(ClusterReplicas, TheNewOwnerTakesTheOldOnesPlaceInOneRouteVersion) {
   // publish in that moment would be confirmed into nothing (CI once lost a
   // confirmed batch so, when the old group left the routes before the new
   // one came). Publishers on n1 (a peer) and on n3 (the promoted node).
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   auto at_n1 = spawn_session();
   auto ctx = context();
   ctx.router = n3;
@@ -89,10 +83,7 @@ TEST_F(ClusterReplicas, AStoppingOwnersGroupStaysInTheRoutesUntilTheTakeover) {
   // deleted group: the entry stays until the replica takes over, and no
   // publisher's route is without the group meanwhile (CI once lost a
   // confirmed batch in a rolling restart so).
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   auto old_group = group_at(n2, name);
   auto at_n1 = spawn_session();
   publish(at_n1, "t.a", 2);
@@ -108,10 +99,7 @@ TEST_F(ClusterReplicas, AStoppingOwnersGroupStaysInTheRoutesUntilTheTakeover) {
 }
 
 TEST_F(ClusterReplicas, WithoutATakeoverTheEntryIsDroppedAfterTheDeadline) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   peer_down(router, "n2"); // n3 never promotes (it never sees n2 die)
   EXPECT_TRUE(entry_at(router, name).owner_lost);
   advance(std::chrono::milliseconds{2900});
@@ -125,10 +113,7 @@ TEST_F(ClusterReplicas, WithoutAMajorityTheEntryStaysPastTheDeadline) {
   // A node on the minority side of a partition cannot tell a slow takeover
   // from one on the other side: it keeps the entry, so a publish to the
   // group is refused (no_quorum), never routed nowhere and confirmed.
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   auto& quorum = *state_of(router).session_ctx.quorum;
   quorum.set(1, 3, tb::quorum_rule::majority);
   peer_down(router, "n2");
@@ -148,10 +133,7 @@ TEST_F(ClusterReplicas, AReplicaWithoutAMajorityIsPromotedOnlyOnceItHasOne) {
   // higher term: its entry would win when the sides meet and drop what the
   // owner confirmed meanwhile. It promotes at the takeover deadline once it
   // sees a majority again (and the owner is still gone).
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   ASSERT_TRUE(keeps_replica(n3, name));
   auto& quorum = *state_of(n3).session_ctx.quorum;
   quorum.set(1, 3, tb::quorum_rule::majority);
@@ -168,10 +150,7 @@ TEST_F(ClusterReplicas, AReplicaWithoutAMajorityIsPromotedOnlyOnceItHasOne) {
 }
 
 TEST_F(ClusterReplicas, AnEntryWhoseReplicaDiedWithTheOwnerIsDroppedAtOnce) {
-  three_nodes();
-  auto name = name_ranked({"n2", "n3", "n1"});
-  create_group(name, replicated("t.>"));
-  run();
+  auto name = replicated_group_on_n2();
   peer_down(router, "n3");
   peer_down(router, "n2"); // owner and replica gone: nothing can take over
   EXPECT_EQ(state_of(router).groups.count(name), 0u);

@@ -14,31 +14,34 @@
 namespace tb::soak {
 namespace {
 
-// Writes `text` to a fresh temporary file and returns its path.
-std::string temp_log(const std::string& text) {
+// Gives `text` to `read` of `l` as a log file (the ledger reads its logs
+// from files), through a temporary file removed after; returns what `read`
+// returned.
+bool feed(ledger& l, bool (ledger::*read)(const std::string&),
+          const std::string& text) {
   std::string path = "/tmp/tinybroker-soak-check-XXXXXX";
   auto fd = mkstemp(path.data());
   EXPECT_GE(fd, 0);
   std::ofstream{path} << text;
   ::close(fd);
-  return path;
+  auto ok = (l.*read)(path);
+  std::remove(path.c_str());
+  return ok;
 }
 
 // A ledger of three published messages p0-0..p0-2, ids 1..3.
 ledger three_published() {
   ledger l;
-  auto path = temp_log("p0-0 1\np0-1 2\np0-2 3\n! p0-3 group_full\n");
-  EXPECT_TRUE(l.read_publisher_log(path));
-  std::remove(path.c_str());
+  EXPECT_TRUE(feed(l, &ledger::read_publisher_log,
+                   "p0-0 1\np0-1 2\np0-2 3\n! p0-3 group_full\n"));
   return l;
 }
 
 TEST(SoakCheck, RedeliveriesAreCountedAndATornLineIgnored) {
   auto l = three_published();
-  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 2 a\n"
-                       "p0-1 2 2 a\np0-1 2");
-  ASSERT_TRUE(l.read_worker_log(path));
-  std::remove(path.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log,
+                   "p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 2 a\n"
+                   "p0-1 2 2 a\np0-1 2"));
   auto r = l.check();
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.published, 3u);
@@ -51,9 +54,7 @@ TEST(SoakCheck, RedeliveriesAreCountedAndATornLineIgnored) {
 
 TEST(SoakCheck, AMessageNeitherAckedNorDeadLetteredIsLost) {
   auto l = three_published();
-  auto path = temp_log("p0-0 1 1 a\np0-2 3 1 a\n");
-  ASSERT_TRUE(l.read_worker_log(path));
-  std::remove(path.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log, "p0-0 1 1 a\np0-2 3 1 a\n"));
   auto r = l.check();
   EXPECT_FALSE(r.ok());
   EXPECT_EQ(r.lost, 1u);
@@ -63,9 +64,8 @@ TEST(SoakCheck, AMessageNeitherAckedNorDeadLetteredIsLost) {
 
 TEST(SoakCheck, TheSameAttemptTwiceIsADuplicate) {
   auto l = three_published();
-  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 1 a\n");
-  ASSERT_TRUE(l.read_worker_log(path));
-  std::remove(path.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log,
+                   "p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 a\np0-2 3 1 a\n"));
   auto r = l.check();
   EXPECT_EQ(r.duplicates, 1u);
   EXPECT_FALSE(r.ok());
@@ -73,14 +73,12 @@ TEST(SoakCheck, TheSameAttemptTwiceIsADuplicate) {
 
 TEST(SoakCheck, ARejectedMessageMustBeDeadLettered) {
   auto l = three_published();
-  auto workers = temp_log("p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 r\n");
-  ASSERT_TRUE(l.read_worker_log(workers));
-  std::remove(workers.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log,
+                   "p0-0 1 1 a\np0-1 2 1 a\np0-2 3 1 r\n"));
   EXPECT_EQ(l.check().rejected_not_dead_lettered, 1u);
   EXPECT_EQ(l.check().lost, 1u);
-  auto dead = temp_log("p0-2\nreceived 1 dropped 0 out_of_order 0 ended 0\n");
-  ASSERT_TRUE(l.read_dead_letter_log(dead));
-  std::remove(dead.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_dead_letter_log,
+                   "p0-2\nreceived 1 dropped 0 out_of_order 0 ended 0\n"));
   auto r = l.check();
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.dead_lettered, 1u);
@@ -91,20 +89,15 @@ TEST(SoakCheck, AMayOrMayNotRefusalDeliveredIsCountedNotUnknown) {
   // node_unavailable (a batch whose replica went before it acknowledged it)
   // may come all the same; group_full never does.
   ledger l;
-  auto pub = temp_log("p0-0 1\n! p0-1 node_unavailable\n! p0-2 group_full\n");
-  ASSERT_TRUE(l.read_publisher_log(pub));
-  std::remove(pub.c_str());
-  auto path = temp_log("p0-0 1 1 a\np0-1 2 1 a\n");
-  ASSERT_TRUE(l.read_worker_log(path));
-  std::remove(path.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_publisher_log,
+                   "p0-0 1\n! p0-1 node_unavailable\n! p0-2 group_full\n"));
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log, "p0-0 1 1 a\np0-1 2 1 a\n"));
   auto r = l.check();
   EXPECT_TRUE(r.ok());
   EXPECT_EQ(r.refused, 2u);
   EXPECT_EQ(r.maybe_delivered, 1u);
   EXPECT_EQ(r.unknown, 0u);
-  auto bad = temp_log("p0-2 3 1 a\n");
-  ASSERT_TRUE(l.read_worker_log(bad));
-  std::remove(bad.c_str());
+  ASSERT_TRUE(feed(l, &ledger::read_worker_log, "p0-2 3 1 a\n"));
   EXPECT_EQ(l.check().unknown, 1u) << "a group_full refusal never comes";
 }
 
