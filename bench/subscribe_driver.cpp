@@ -7,6 +7,9 @@
 //
 //   literal  one session subscribes --count times, each to its own literal
 //            pattern `nomatch.<i>.x` that matches no topic.
+//   patterns as literal, with wildcard patterns `nomatch.<i>.*` (each a new
+//            pattern in the router's trie; NATS's peer:
+//            scripts/nats_subscribe_cost.py --wildcard).
 //   onetopic a publisher publishes once to `live.topic` (so it caches its
 //            route), then one session subscribes --count times to it.
 //   wildcard a publisher publishes once to each of `x.0` .. `x.<topics-1>`,
@@ -232,6 +235,11 @@ int main(int argc, char** argv) {
     subscribe_all(
         *sub, opt, 1, opt.count, opt.window,
         [](size_t i) { return "nomatch." + std::to_string(i) + ".x"; }, marks);
+  } else if (opt.scenario == "patterns") {
+    marks.push_back({0, clock_type::now(), cpu_seconds(opt.broker_pid)});
+    subscribe_all(
+        *sub, opt, 1, opt.count, opt.window,
+        [](size_t i) { return "nomatch." + std::to_string(i) + ".*"; }, marks);
   } else if (opt.scenario == "onetopic") {
     pub = conn.open_session();
     publish_once(*pub, {"live.topic"});

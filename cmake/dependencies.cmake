@@ -65,3 +65,7 @@ endif()
 # The standard gRPC health and reflection protos (Debian package grpc-proto).
 find_path(GRPC_STD_PROTO_DIR grpc/health/v1/health.proto
   PATHS /usr/share/grpc-proto REQUIRED)
+
+# NATS's C client (Debian libnats-dev), for tinybroker-nats-bench only: the
+# nats form of scripts/cq_floor.py. Optional; setup.sh installs it.
+pkg_check_modules(LIBNATS IMPORTED_TARGET libnats)

@@ -15,7 +15,11 @@ server. Every run starts a fresh server. Modes:
 
 --servers picks the forms (default relay,cq1,cq2,cq1spin,cq2spin,broker;
 also broker-cq and broker-cb, the broker with --grpc-transport cq and
-callback).
+callback, and nats: Debian's nats-server driven by tinybroker-nats-bench,
+NATS's C client in the same scenarios, for s4 and bulk; issue 31 point 4):
+
+  scripts/cq_floor.py s4 --rates 5000 --servers nats,broker-cb,broker-cq
+  scripts/cq_floor.py bulk --servers nats,broker-cb,broker-cq
 With perf (run as root) each run also counts the server's context switches
 and CPU migrations per message (perf stat); --sched records the scheduler
 (perf sched record, system-wide) and reports the server threads' switches
@@ -57,14 +61,36 @@ def server_forms(build, spin):
                       "off", "--grpc-transport", "cq"],
         "broker-cb": [os.path.join(build, "tinybroker"), "--metrics-listen",
                       "off", "--grpc-transport", "callback"],
+        # Experiments: any --config file on top of broker-cq / broker-cb
+        # ($CQ_FLOOR_CONFIG), e.g. with gRPC reflection or health off.
+        "broker-cq-conf": [os.path.join(build, "tinybroker"), "--metrics-listen",
+                           "off", "--grpc-transport", "cq", "--config",
+                           os.environ.get("CQ_FLOOR_CONFIG", "/dev/null")],
+        "broker-cb-conf": [os.path.join(build, "tinybroker"), "--metrics-listen",
+                           "off", "--grpc-transport", "callback", "--config",
+                           os.environ.get("CQ_FLOOR_CONFIG", "/dev/null")],
+        # NATS core on its defaults (no monitoring port, as the broker's
+        # metrics are off here); its port goes where {port} is.
+        "nats": [shutil.which("nats-server") or "/usr/sbin/nats-server",
+                 "-a", "127.0.0.1", "-p", "{port}"],
     }
+
+
+def bench_for(cmd, build):
+    """The load generator that speaks the server's protocol."""
+    name = "tinybroker-nats-bench" if "{port}" in cmd else "tinybroker-bench"
+    return os.path.join(build, name)
 
 
 def start(cmd):
     """Starts a server on a free port; returns (process, address)."""
     port = free_port()
+    if "{port}" in cmd:
+        line = [str(port) if a == "{port}" else a for a in cmd]
+    else:
+        line = cmd + ["--listen", f"127.0.0.1:{port}"]
     try:
-        proc = subprocess.Popen(cmd + ["--listen", f"127.0.0.1:{port}"],
+        proc = subprocess.Popen(line,
                                 stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)
     except OSError as e:
@@ -286,13 +312,16 @@ def main():
             sys.exit(f"cq_floor: unknown server form {name!r} "
                      f"(one of {', '.join(forms)})")
     bench = os.path.join(args.build, "tinybroker-bench")
+    if args.mode in ("pingpong", "idle") and "nats" in names:
+        sys.exit("cq_floor: the nats form runs s4 and bulk only")
     print("before:\n" + load_line(), flush=True)
     if args.mode == "s4":
         for rate in (int(x) for x in args.rates.split(",")):
             bench_args = ["--scenario", "s4", "--rate", str(rate),
                           "--messages", str(int(rate * args.seconds))]
             medians = interleaved(names, args.rounds, lambda n: run_bench(
-                forms[n], bench, bench_args, args.sched))
+                forms[n], bench_for(forms[n], args.build), bench_args,
+                args.sched))
             print(f"s4 at {rate} msgs/s, medians of {args.rounds}:")
             for name in names:
                 show(name, medians[name])
@@ -301,7 +330,7 @@ def main():
             bench_args = ["--scenario", scenario, "--paced", "--messages",
                           str(args.messages)]
             medians = interleaved(names, args.rounds, lambda n: run_bench(
-                forms[n], bench, bench_args, False))
+                forms[n], bench_for(forms[n], args.build), bench_args, False))
             print(f"{scenario} --paced, medians of {args.rounds}:")
             for name in names:
                 show(name, {k: v for k, v in medians[name].items()

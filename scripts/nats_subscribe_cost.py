@@ -9,6 +9,7 @@ Prints the server's CPU (from /proc) per subscribe for each round and the
 median. No NATS code is used: the protocol is a few text lines.
 
   scripts/nats_subscribe_cost.py --count 100000 --rounds 3
+  scripts/nats_subscribe_cost.py --count 10000 --wildcard   # sub.<i>.* patterns
 """
 import argparse
 import os
@@ -42,7 +43,7 @@ def read_until(sock, marker, deadline):
     return data
 
 
-def run_once(server, count, chunk):
+def run_once(server, count, chunk, wildcard):
     port = free_port()
     proc = subprocess.Popen([server, "-a", "127.0.0.1", "-p", str(port)],
                             stdout=subprocess.DEVNULL,
@@ -59,7 +60,8 @@ def run_once(server, count, chunk):
         before = cpu_seconds(proc.pid)
         start = time.monotonic()
         for first in range(0, count, chunk):
-            lines = b"".join(b"SUB sub.%d %d\r\n" % (i, i + 1)
+            form = b"SUB sub.%d.* %d\r\n" if wildcard else b"SUB sub.%d %d\r\n"
+            lines = b"".join(form % (i, i + 1)
                              for i in range(first, min(count, first + chunk)))
             sock.sendall(lines)
         sock.sendall(b"PING\r\n")
@@ -80,10 +82,12 @@ def main():
     ap.add_argument("--chunk", type=int, default=1000,
                     help="SUB lines per socket write")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--wildcard", action="store_true",
+                    help="subscribe sub.<i>.* instead of sub.<i>")
     args = ap.parse_args()
     cpu = []
     for r in range(args.rounds):
-        used, wall = run_once(args.server, args.count, args.chunk)
+        used, wall = run_once(args.server, args.count, args.chunk, args.wildcard)
         cpu.append(used)
         print(f"round {r + 1}: server cpu {used:.2f} us/sub, wall "
               f"{wall:.2f} us/sub", flush=True)

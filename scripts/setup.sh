@@ -42,8 +42,9 @@ packages=(
   chromium chromium-driver python3-selenium
   # the replica tests' network partition (tests/cluster/cluster_partition.hpp:
   # nftables rules on loopback, as root) and JetStream R3, the peer in
-  # scripts/replica_figures.py
-  nftables nats-server
+  # scripts/replica_figures.py; NATS's C client for tinybroker-nats-bench,
+  # the nats form of scripts/cq_floor.py (its test runs it against nats-server)
+  nftables nats-server libnats-dev
 )
 
 install_deps() {

@@ -1,10 +1,5 @@
 #include "tests/cluster/cluster_fixture.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <thread>
 
@@ -15,24 +10,6 @@
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::test {
-
-namespace {
-
-// Returns a port on 127.0.0.1 that was free a moment ago.
-uint16_t cluster_free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-} // namespace
 
 std::string make_node_cert(const std::string& name, const std::string& ca) {
   const auto& certs = shared_test_certs();
@@ -61,7 +38,7 @@ void ClusterFixture::TearDown() {
 cluster_node& ClusterFixture::add_node(const std::string& name) {
   auto n = std::make_unique<cluster_node>();
   n->name = name;
-  n->port = cluster_free_port();
+  n->port = static_cast<uint16_t>(free_loopback_port());
   nodes.push_back(std::move(n));
   return *nodes.back();
 }

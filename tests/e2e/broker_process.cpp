@@ -10,7 +10,9 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -294,6 +296,21 @@ std::pair<int, std::string> run_command(const std::string& binary,
 
 std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
   return run_command(TINYBROKER_BINARY, args);
+}
+
+int free_loopback_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+    port = ntohs(addr.sin_port);
+  if (fd >= 0)
+    ::close(fd);
+  return port;
 }
 
 std::string write_temp_file(const std::string& text, const std::string& ext) {

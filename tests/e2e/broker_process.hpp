@@ -117,6 +117,9 @@ std::pair<int, std::string> run_command(const std::string& binary,
 /// --version and bad configs); returns its exit code and output.
 std::pair<int, std::string> run_broker_command(std::vector<std::string> args);
 
+/// Returns a loopback port that was free a moment ago, or 0.
+int free_loopback_port();
+
 /// Writes `text` to a fresh temporary file and returns its path.
 std::string write_temp_file(const std::string& text, const std::string& ext);
 

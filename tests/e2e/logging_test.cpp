@@ -3,10 +3,6 @@
 // their reason, groups created and deleted, a slow consumer's losses, dead
 // letters, the periodic summary, `--log-level` and `--log-format json`.
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <csignal>
 #include <sstream>
 #include <string>
@@ -43,20 +39,6 @@ std::string field_of(const std::string& line, const std::string& name) {
     return {};
   at += name.size() + 2;
   return line.substr(at, line.find(' ', at) - at);
-}
-
-// Returns a loopback port that was free a moment ago.
-int free_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), len) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0)
-    return 0;
-  close(fd);
-  return ntohs(addr.sin_port);
 }
 
 /// A broker with small limits, so that tests reach them quickly.
@@ -293,7 +275,7 @@ TEST_F(SummaryTest, ThePeriodicSummaryCountsWhatHappenedSinceTheLastOne) {
 
 TEST(LogLevel, WarnHidesInfoLines) {
   // At warn the "listening on" line is hidden too: listen on a known port.
-  auto port = free_port();
+  auto port = free_loopback_port();
   ASSERT_NE(port, 0);
   auto address = "127.0.0.1:" + std::to_string(port);
   broker_process broker{{"--listen", address, "--log-level", "warn", "--config",
