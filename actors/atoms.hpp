@@ -23,6 +23,9 @@ CAF_ADD_ATOM(tinybroker, tb, unsub_atom, "unsub")
 /// Router -> topic shard: route the topics each pattern matches to one more
 /// subscription.
 CAF_ADD_ATOM(tinybroker, tb, add_dest_atom, "add_dest")
+/// Topic shard -> router: the subscriptions sent with this ticket
+/// (`add_dest_atom` with a ticket) are in every route they match.
+CAF_ADD_ATOM(tinybroker, tb, added_dest_atom, "added_dest")
 /// Router -> topic shard: stop routing to a subscription.
 CAF_ADD_ATOM(tinybroker, tb, del_dest_atom, "del_dest")
 /// Topic shard -> session: a new route for a cached topic.

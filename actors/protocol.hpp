@@ -299,6 +299,10 @@ using topic_shard_actor = caf::typed_actor<
                     session_actor>::with<route_list>,
     caf::reacts_to<detach_atom, std::string, session_actor>,
     caf::replies_to<add_dest_atom, fanout_subscriptions>::with<caf::ok_atom>,
+    // The same without a CAF request: the shard answers its sender with
+    // `added_dest_atom` and the ticket (the router's subscribe path: CAF
+    // 0.17 keeps a request's handler in a vector that every answer shifts).
+    caf::reacts_to<add_dest_atom, fanout_subscriptions, uint64_t>,
     caf::reacts_to<del_dest_atom, std::string, fanout_target>,
     caf::replies_to<add_group_atom, std::string, group_actor, uint64_t,
                     group_actor>::with<caf::ok_atom>,
@@ -388,6 +392,7 @@ using router_actor = caf::typed_actor<
                     session_actor>::with<route_list>,
     caf::reacts_to<detach_atom, std::string, session_actor>,
     caf::replies_to<sub_atom, fanout_subscriptions>::with<caf::ok_atom>,
+    caf::reacts_to<added_dest_atom, uint64_t>,
     caf::reacts_to<unsub_atom, uint64_t, session_actor>,
     caf::replies_to<join_atom, std::string, std::string, session_actor,
                     member_spec>::with<group_actor>,

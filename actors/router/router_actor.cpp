@@ -80,111 +80,6 @@ caf::result<route_list> resolve(router_pointer self,
   return promise;
 }
 
-// Adds fan-out subscriptions and answers once every matching topic of each
-// confirmed: one request per shard for the whole batch.
-caf::result<caf::ok_atom> subscribe(router_pointer self,
-                                    fanout_subscriptions subscriptions) {
-  auto& st = self->state;
-  std::vector<fanout_subscriptions> per_shard(st.shards.size());
-  // Patterns whose local count went 0->1: every peer is told (cluster).
-  std::vector<std::string> fresh;
-  for (auto& sub : subscriptions) {
-    auto& keys = st.keys_by_session[sub.target.session.address()];
-    if (keys.empty())
-      self->monitor(sub.target.session);
-    auto subscription_id = sub.target.subscription_id;
-    if (keys.count(subscription_id) != 0)
-      continue; // already in place: idempotent
-    auto key = st.next_key++;
-    keys.emplace(subscription_id, key);
-    st.patterns.insert(sub.pattern, key);
-    st.subscriptions.emplace(
-        key, router_subscription{sub.pattern, sub.target, {}, {}});
-    if (count_interest(st, sub.pattern))
-      fresh.push_back(sub.pattern);
-    if (is_literal_pattern(sub.pattern)) {
-      per_shard[shard_index(st, sub.pattern)].push_back(std::move(sub));
-      continue;
-    }
-    for (auto& batch : per_shard)
-      batch.push_back(sub);
-  }
-  std::size_t asked = 0;
-  for (auto& batch : per_shard)
-    asked += batch.empty() ? 0 : 1;
-  if (asked == 0 && (fresh.empty() || st.peers.empty()))
-    return caf::ok_atom_v;
-  auto promise = self->make_response_promise<caf::ok_atom>();
-  // Held until every shard and peer was asked.
-  auto remaining = std::make_shared<std::size_t>(asked + 1);
-  auto count_down = [promise, remaining]() mutable {
-    if (--*remaining == 0)
-      promise.deliver(caf::ok_atom_v);
-  };
-  // Subscribed only once every live peer applied the new interest, so a
-  // publish on any node after the confirm reaches the subscription.
-  if (!fresh.empty())
-    *remaining += announce_interest(self, true, fresh, count_down);
-  for (std::size_t k = 0; k < per_shard.size(); ++k)
-    if (!per_shard[k].empty())
-      self->request(st.shards[k], caf::infinite, add_dest_atom_v,
-                    std::move(per_shard[k]))
-          .then([count_down](caf::ok_atom) mutable { count_down(); },
-                [count_down](caf::error&) mutable { count_down(); });
-  count_down();
-  return promise;
-}
-
-// Removes one subscription from the trie and from every matching topic.
-void unsubscribe(router_pointer self, const caf::actor_addr& session,
-                 uint64_t subscription_id) {
-  auto& st = self->state;
-  auto by_session = st.keys_by_session.find(session);
-  if (by_session == st.keys_by_session.end())
-    return;
-  auto by_id = by_session->second.find(subscription_id);
-  if (by_id == by_session->second.end())
-    return;
-  auto key = by_id->second;
-  by_session->second.erase(by_id);
-  if (by_session->second.empty()) {
-    self->demonitor(session);
-    st.keys_by_session.erase(by_session);
-  }
-  auto entry = st.subscriptions.find(key);
-  if (entry == st.subscriptions.end())
-    return;
-  auto sub = std::move(entry->second);
-  st.subscriptions.erase(entry);
-  st.patterns.erase(sub.pattern, key);
-  for (auto& shard : shards_for(st, sub.pattern))
-    self->send(shard, del_dest_atom_v, sub.pattern, sub.target);
-  if (uncount_interest(st, sub.pattern))
-    announce_interest(self, false, {sub.pattern}, {});
-}
-
-// Drops every subscription of a session that ended. The shards drop it
-// through their own monitors.
-void forget_session(router_pointer self, const caf::actor_addr& session) {
-  auto& st = self->state;
-  auto i = st.keys_by_session.find(session);
-  if (i == st.keys_by_session.end())
-    return;
-  std::vector<std::string> gone; // patterns whose count went to 0
-  for (auto& [subscription_id, key] : i->second) {
-    auto entry = st.subscriptions.find(key);
-    if (entry == st.subscriptions.end())
-      continue;
-    st.patterns.erase(entry->second.pattern, key);
-    if (uncount_interest(st, entry->second.pattern))
-      gone.push_back(entry->second.pattern);
-    st.subscriptions.erase(entry);
-  }
-  st.keys_by_session.erase(i);
-  if (!gone.empty())
-    announce_interest(self, false, gone, {});
-}
-
 } // namespace
 
 std::size_t shard_index(const router_state& st, std::string_view topic) {
@@ -259,6 +154,8 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
   self->set_exit_handler([self](caf::exit_msg& msg) {
     if (self->state.linked_children.erase(msg.source) == 0)
       self->quit(msg.reason);
+    else
+      answer_dest_waits(self->state, msg.source); // a shard that ended
   });
   self->set_down_handler([self](caf::down_msg& msg) {
     auto& st = self->state;
@@ -300,6 +197,7 @@ router_actor::behavior_type router_actor_impl(router_pointer self,
              fanout_subscriptions& subscriptions) -> caf::result<caf::ok_atom> {
         return subscribe(self, std::move(subscriptions));
       },
+      [self](added_dest_atom, uint64_t ticket) { dest_added(self, ticket); },
       [self](unsub_atom, uint64_t subscription_id, session_actor session) {
         unsubscribe(self, session.address(), subscription_id);
       },

@@ -132,6 +132,11 @@ topic_shard_impl(topic_shard_pointer self,
       [self](add_dest_atom, const fanout_subscriptions& subscriptions) {
         return shard_add_targets(self, subscriptions);
       },
+      [self](add_dest_atom, const fanout_subscriptions& subscriptions,
+             uint64_t ticket) {
+        shard_add_targets(self, subscriptions, ticket,
+                          caf::actor_cast<caf::actor>(self->current_sender()));
+      },
       [self](del_dest_atom, const std::string& pattern,
              const fanout_target& target) {
         shard_remove_target(self, pattern, target);

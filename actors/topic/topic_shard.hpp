@@ -246,6 +246,12 @@ caf::result<caf::ok_atom>
 shard_add_targets(topic_shard_pointer self,
                   const fanout_subscriptions& subscriptions);
 
+/// As `shard_add_targets`, answering with `added_dest_atom` and `ticket`
+/// to `requester` (a message, not a CAF response).
+void shard_add_targets(topic_shard_pointer self,
+                       const fanout_subscriptions& subscriptions,
+                       uint64_t ticket, const caf::actor& requester);
+
 /// Removes `target` from every topic `pattern` matches.
 void shard_remove_target(topic_shard_pointer self, const std::string& pattern,
                          const fanout_target& target);

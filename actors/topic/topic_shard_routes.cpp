@@ -148,13 +148,14 @@ void expire_topics(topic_shard_pointer self) {
 
 // -- subscriptions and groups -------------------------------------------------
 
-caf::result<caf::ok_atom>
-shard_add_targets(topic_shard_pointer self,
-                  const fanout_subscriptions& subscriptions) {
+namespace {
+
+// Adds each subscription's target to every topic its pattern matches and
+// returns the changed routes to push: a topic changes once per batch (one
+// new route version, one push), however many subscriptions it matches.
+route_pushes stage_targets(topic_shard_pointer self,
+                           const fanout_subscriptions& subscriptions) {
   auto& st = self->state;
-  // Each matched topic with its new targets: a topic changes once per batch
-  // (one new route version, one push), however many of the batch's
-  // subscriptions it matches.
   std::vector<std::pair<shard_topic*, std::vector<fanout_target>>> changes;
   std::unordered_map<shard_topic*, std::size_t> change_of;
   auto single = subscriptions.size() == 1; // each topic matched once
@@ -188,17 +189,50 @@ shard_add_targets(topic_shard_pointer self,
     install_route(*topic, std::move(next), pushes);
     update_idleness(self, *topic);
   }
-  if (pushes.batches.empty())
-    return caf::ok_atom_v;
-  auto promise = self->make_response_promise<caf::ok_atom>();
+  return pushes;
+}
+
+// Sends `pushes` and calls `done` once every cacher confirmed (at once when
+// there are none).
+void push_then(topic_shard_pointer self, route_pushes& pushes,
+               std::function<void()> done) {
+  if (pushes.batches.empty()) {
+    done();
+    return;
+  }
   auto remaining = std::make_shared<std::size_t>(1); // held until all asked
-  std::function<void()> count_down = [promise, remaining]() mutable {
+  std::function<void()> count_down = [done = std::move(done),
+                                      remaining]() mutable {
     if (--*remaining == 0)
-      promise.deliver(caf::ok_atom_v);
+      done();
   };
   *remaining += send_pushes(self, pushes, count_down);
   count_down();
+}
+
+} // namespace
+
+caf::result<caf::ok_atom>
+shard_add_targets(topic_shard_pointer self,
+                  const fanout_subscriptions& subscriptions) {
+  auto pushes = stage_targets(self, subscriptions);
+  if (pushes.batches.empty())
+    return caf::ok_atom_v;
+  auto promise = self->make_response_promise<caf::ok_atom>();
+  push_then(self, pushes,
+            [promise]() mutable { promise.deliver(caf::ok_atom_v); });
   return promise;
+}
+
+void shard_add_targets(topic_shard_pointer self,
+                       const fanout_subscriptions& subscriptions,
+                       uint64_t ticket, const caf::actor& requester) {
+  auto pushes = stage_targets(self, subscriptions);
+  push_then(self, pushes, [self, ticket, requester] {
+    if (requester)
+      self->send(caf::actor_cast<router_actor>(requester), added_dest_atom_v,
+                 ticket);
+  });
 }
 
 namespace {

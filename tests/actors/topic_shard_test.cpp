@@ -1,10 +1,13 @@
 // Tests of the topic shards at scale: one resolve for many new topics, a
 // route cache sized by limits.max_routes_per_session, bulk expiry in
-// batches that let other requests through, and subscribes that do not copy
-// the whole fan-out list of a topic.
+// batches that let other requests through, subscribes that do not copy
+// the whole fan-out list of a topic, and subscribes the router waits for by
+// ticket rather than by CAF request.
 
 #include <string>
 #include <vector>
+
+#include <caf/event_based_actor.hpp>
 
 #include "tests/actors/actor_fixture.hpp"
 
@@ -145,6 +148,71 @@ TEST_F(TopicShard, ADeadSessionLeavesEveryRouteAndCacherList) {
   }
   advance(topic_idle);
   EXPECT_EQ(live_topics(), 0u);
+}
+
+TEST_F(TopicShard, ASubscribeWithATicketIsAnsweredWithItOnceInTheRoute) {
+  auto pub = spawn_session();
+  auto sub = spawn_session();
+  publish(pub, "t.ticket"); // the topic exists and pub caches its route
+  uint64_t answered = 0;
+  auto probe = sys.spawn([&](caf::event_based_actor*) -> caf::behavior {
+    return {[&](tb::added_dest_atom, uint64_t ticket) {
+      answered = ticket;
+    }};
+  });
+  tb::fanout_subscriptions subs{{"t.*", tb::fanout_target{sub.hdl, 9}}};
+  auto hdl = deref<tb::router_state>(router).shards.at(0);
+  caf::send_as(probe, hdl, tb::add_dest_atom_v, subs, uint64_t{7});
+  run();
+  EXPECT_EQ(answered, 7u);
+  auto route = topic("t.ticket")->current;
+  ASSERT_EQ(route->fanout.size(), 1u);
+  EXPECT_EQ(*route->fanout.begin(), (tb::fanout_target{sub.hdl, 9}));
+  self->send_exit(probe, caf::exit_reason::user_shutdown);
+  run();
+}
+
+/// The router with its default four shards.
+class TopicShards : public actor_test {};
+
+TEST_F(TopicShards, AWildcardSubscribeWaitsForEveryShardByTicket) {
+  auto sub = spawn_session();
+  run(); // the router spawned its shards
+  auto& st = deref<tb::router_state>(router);
+  ASSERT_EQ(st.shards.size(), 4u);
+  send_frame(sub, subscribe_frame(next_request_id(), 1, "w.*"));
+  // Step until the router sent the pattern to every shard.
+  while (st.dest_waits.empty() && sched.try_run_once()) {
+    // nop
+  }
+  EXPECT_EQ(st.dest_waits.size(), 4u); // a ticket per shard, no request
+  auto confirmed = [&] {
+    for (auto& frame : sub.sink->frames)
+      if (frame.kind_case() == kind::kSubscribed)
+        return true;
+    return false;
+  };
+  EXPECT_FALSE(confirmed()); // not before the shards have it
+  run();
+  EXPECT_TRUE(confirmed());
+  EXPECT_TRUE(st.dest_waits.empty());
+}
+
+TEST_F(TopicShards, AShardThatEndsAnswersItsTickets) {
+  auto sub = spawn_session();
+  auto& st = deref<tb::router_state>(router);
+  send_frame(sub, subscribe_frame(next_request_id(), 1, "w.*"));
+  while (st.dest_waits.empty() && sched.try_run_once()) {
+    // nop
+  }
+  ASSERT_EQ(st.dest_waits.size(), 4u);
+  // One shard ends before it handles the pattern: its ticket is answered
+  // by the router itself (as a failed request was), the others by theirs.
+  auto shard = st.shards.at(2);
+  auto router_hdl = router;
+  self->send_exit(shard, caf::exit_reason::kill);
+  run();
+  EXPECT_TRUE(deref<tb::router_state>(router_hdl).dest_waits.empty());
 }
 
 } // namespace
