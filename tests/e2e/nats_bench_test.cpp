@@ -10,6 +10,9 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "broker_process.hpp"
 #include "json_fields.hpp"
@@ -84,6 +87,31 @@ TEST(NatsBenchErrors, AServerThatIsNotThereIsAClearError) {
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("nats://127.0.0.1:" + port), std::string::npos) << out;
   EXPECT_NE(out.find("No server available"), std::string::npos) << out;
+  EXPECT_NE(out.find("is nats-server listening there?"), std::string::npos)
+      << out;
+}
+
+TEST(NatsBenchErrors, AListenerThatIsNotNatsIsNamed) {
+  // A listening socket that never speaks (as tinybroker's gRPC port does
+  // not speak NATS): libnats waits for the INFO line and gives up.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(fd, 4), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  auto port = std::to_string(ntohs(addr.sin_port));
+  auto [code, out] = run_command(
+      nats_bench(), {"--server", "127.0.0.1:" + port, "--messages", "10"});
+  ::close(fd);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(out.find("cannot connect to nats://127.0.0.1:" + port),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("is nats-server listening there?"), std::string::npos)
+      << out;
 }
 
 TEST(NatsBenchErrors, VersionAndHelpAsEveryProgram) {
@@ -97,8 +125,12 @@ TEST(NatsBenchErrors, VersionAndHelpAsEveryProgram) {
 
 TEST(NatsBenchErrors, AnUnknownScenarioIsRefused) {
   auto [code, out] = run_command(nats_bench(), {"--scenario", "s9"});
-  EXPECT_NE(code, 0);
+  EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("s9"), std::string::npos) << out;
+  EXPECT_NE(out.find("see --help"), std::string::npos) << out;
+  auto [size_code, size_out] = run_command(nats_bench(), {"--size", "8"});
+  EXPECT_EQ(size_code, 2);
+  EXPECT_NE(size_out.find("--size"), std::string::npos) << size_out;
 }
 
 } // namespace

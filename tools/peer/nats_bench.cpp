@@ -139,8 +139,19 @@ natsConnection* connect_to(const std::string& server, bool send_asap) {
   auto url = "nats://" + server;
   bool ok = check(natsOptions_Create(&opts), "options") &&
             check(natsOptions_SetURL(opts, url.c_str()), url.c_str()) &&
-            check(natsOptions_SetSendAsap(opts, send_asap), "send asap") &&
-            check(natsConnection_Connect(&conn, opts), url.c_str());
+            check(natsOptions_SetSendAsap(opts, send_asap), "send asap");
+  if (ok) {
+    auto status = natsConnection_Connect(&conn, opts);
+    if (status != NATS_OK) {
+      // A broker of another protocol (tinybroker's gRPC port) accepts the
+      // connection and never sends NATS's INFO line: "Timeout".
+      std::fprintf(stderr,
+                   "tinybroker-nats-bench: cannot connect to %s: %s; is "
+                   "nats-server listening there? (--server HOST:PORT)\n",
+                   url.c_str(), natsStatus_GetText(status));
+      ok = false;
+    }
+  }
   natsOptions_Destroy(opts);
   return ok ? conn : nullptr;
 }
@@ -313,7 +324,17 @@ int main(int argc, char** argv) {
   app.add_flag("--json", cfg.json, "one JSON object, as tinybroker-bench's");
   app.set_version_flag("--version", std::string{"tinybroker-nats-bench "} +
                                         TINYBROKER_VERSION);
-  CLI11_PARSE(app, argc, argv);
+  app.footer("Example, against nats-server -a 127.0.0.1 -p 4222:\n"
+             "  tinybroker-nats-bench --scenario s1 --paced --json\n"
+             "  tinybroker-nats-bench --scenario s4 --rate 5000");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) // --help, --version
+      return app.exit(e);
+    std::fprintf(stderr, "tinybroker-nats-bench: %s; see --help\n", e.what());
+    return 2;
+  }
   if (cfg.scenario == "s2")
     cfg.subscribers = 4;
   if (cfg.scenario == "s4" && cfg.rate <= 0)
