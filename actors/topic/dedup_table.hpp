@@ -23,9 +23,11 @@
 //   bucket only while that key is still remembered.
 //
 // The index has one bucket per 4 entries of the ring (16 bytes per id), so
-// a check reads one cache line of the index, and the ring only for a slot
-// whose 32 bits match: 48 bytes per remembered id, whatever the lengths of
-// topic and id (docs/performance.md measures it). The table grows
+// a check reads one cache line of the index (its 7 slots and the overflow
+// mark compared 4 lanes at a time with SSE2, `detail::scan_bucket`), and
+// the ring only for a remembered slot whose 32 bits match: 48 bytes per
+// remembered id, whatever the lengths of topic and id (docs/performance.md
+// measures it). The table grows
 // fourfold up to `max_ids` entries (each growth re-indexes every entry, so
 // fewer growths cost a fresh broker's first ids less); then the oldest
 // entry goes first (counted in `evicted()`).
@@ -85,6 +87,40 @@ dedup_key make_dedup_key(const dedup_topic_hash& topic,
 
 /// Returns the key of message id `id` on `topic`.
 dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept;
+
+namespace detail {
+
+/// The arrival numbers (seqs) of a table's ring: `size` entries from
+/// `head`, modulo `period`.
+struct seq_window {
+  /// The seq of the oldest entry.
+  uint32_t head = 0;
+  /// Seqs are modulo this.
+  uint32_t period = 1;
+  /// How many entries the ring holds.
+  uint32_t size = 0;
+};
+
+/// What one index bucket holds, one bit per lane (7 slots and the
+/// overflow mark in bit 7).
+struct bucket_masks {
+  /// Lanes whose seq + 1 (the low 32 bits) names an entry in the ring.
+  uint32_t live = 0;
+  /// Lanes whose tag (the high 32 bits) is the one asked for.
+  uint32_t tagged = 0;
+};
+
+/// Returns the masks of the 8 lanes at `lanes` for `tag`, one lane at a
+/// time (the reference of `scan_bucket`, and its form without SSE2).
+bucket_masks scan_bucket_scalar(const uint64_t* lanes, uint32_t tag,
+                                seq_window seqs) noexcept;
+
+/// Returns the masks of the 8 lanes at `lanes` (64-byte aligned) for `tag`,
+/// 4 lanes at a time with SSE2 where the CPU has it: no branch per slot.
+bucket_masks scan_bucket(const uint64_t* lanes, uint32_t tag,
+                         seq_window seqs) noexcept;
+
+} // namespace detail
 
 /// Remembered message ids of the topics of one shard, forgotten when their
 /// window ends or when the table holds `max_ids`. Not thread-safe: owned by
@@ -175,11 +211,16 @@ private:
 
   // One cache line of the index.
   struct alignas(64) bucket {
-    // tag << 32 | (seq + 1) of an entry; 0 = never used.
-    uint64_t slots[bucket_slots];
-    // seq + 1 of the newest key placed beyond this bucket; 0 = none.
-    uint64_t overflow;
+    // Lanes 0-6, the slots: tag << 32 | (seq + 1) of an entry, 0 = never
+    // used. Lane 7, the overflow mark: seq + 1 of the newest key placed
+    // beyond this bucket, 0 = none.
+    uint64_t lanes[bucket_slots + 1];
   };
+
+  // Returns the bounds of the seqs in the ring, for scan_bucket.
+  detail::seq_window ring_seqs() const noexcept {
+    return {head_seq_, period_, static_cast<uint32_t>(size_)};
+  }
 
   // Returns the 32 bits of `key` its slot keeps.
   static uint32_t tag(const dedup_key& key) noexcept {

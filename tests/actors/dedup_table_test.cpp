@@ -3,6 +3,7 @@
 // slots of forgotten entries are free again), keys beyond a full bucket,
 // arrival numbers that come round, expiry by due time, 48 bytes per id.
 
+#include <random>
 #include <string>
 #include <string_view>
 
@@ -224,3 +225,31 @@ TEST(DedupTable, ExpiresByDueTimeOldestFirst) {
 
 } // namespace
 } // namespace tb::test
+
+// The bucket scan that `seen` uses (SSE2 on x86-64) tells the same lanes
+// remembered and tagged as the one-lane-at-a-time rule, for random lanes
+// around the ring's bounds, with and without the wrap of the seqs.
+TEST(DedupTable, TheBucketScanAgreesWithTheScalarRule) {
+  std::mt19937_64 random(28);
+  alignas(64) uint64_t lanes[8];
+  for (int round = 0; round < 20000; ++round) {
+    tb::detail::seq_window seqs;
+    seqs.period = round % 2 == 0 ? 4096u : 4294967040u;
+    seqs.head = static_cast<uint32_t>(random() % seqs.period);
+    seqs.size = static_cast<uint32_t>(random() % 1025);
+    uint32_t tag = static_cast<uint32_t>(random() % 4);
+    for (auto& lane : lanes) {
+      // seq + 1 near the head or the end of the ring, or unused (0); a tag
+      // of 0 to 3.
+      auto near = random() % 2 == 0 ? seqs.head : seqs.head + seqs.size;
+      auto seq = static_cast<uint32_t>(
+          (near + random() % 64 - 32 + seqs.period) % seqs.period);
+      uint64_t value = random() % 8 == 0 ? 0 : uint64_t{seq} + 1;
+      lane = (static_cast<uint64_t>(random() % 4) << 32) | value;
+    }
+    auto fast = tb::detail::scan_bucket(lanes, tag, seqs);
+    auto reference = tb::detail::scan_bucket_scalar(lanes, tag, seqs);
+    ASSERT_EQ(fast.live, reference.live) << "round " << round;
+    ASSERT_EQ(fast.tagged, reference.tagged) << "round " << round;
+  }
+}
