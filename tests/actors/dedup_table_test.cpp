@@ -235,7 +235,24 @@ TEST(DedupTable, TheBucketScanAgreesWithTheScalarRule) {
   for (int round = 0; round < 20000; ++round) {
     tb::detail::seq_window seqs;
     seqs.period = round % 2 == 0 ? 4096u : 4294967040u;
-    seqs.head = static_cast<uint32_t>(random() % seqs.period);
+    // The head anywhere, near 0 (the ring's seqs wrap past the period),
+    // near 2^31 (where signed and unsigned compares part) or near the
+    // period's end.
+    switch (round % 8 / 2) {
+    case 0:
+      seqs.head = static_cast<uint32_t>(random() % seqs.period);
+      break;
+    case 1:
+      seqs.head = static_cast<uint32_t>(random() % 64);
+      break;
+    case 2:
+      seqs.head =
+          static_cast<uint32_t>((uint64_t{1} << 31) + random() % 128 - 64) %
+          seqs.period;
+      break;
+    default:
+      seqs.head = seqs.period - 1 - static_cast<uint32_t>(random() % 1100);
+    }
     seqs.size = static_cast<uint32_t>(random() % 1025);
     uint32_t tag = static_cast<uint32_t>(random() % 4);
     for (auto& lane : lanes) {
