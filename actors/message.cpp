@@ -1,7 +1,7 @@
 #include "actors/message.hpp"
 
 #include <chrono>
-
+#include <cstring>
 #include <new>
 
 #include "config/broker_config.hpp"
@@ -78,6 +78,135 @@ char* message_record::put_fixed(message_record* rec, uint64_t id, int64_t nanos,
   rec->payload_size_ = static_cast<uint32_t>(payload.size());
   rec->key_size_ = static_cast<uint32_t>(key.size());
   return put_bytes(put_bytes(put_bytes(rec->data(), topic), payload), key);
+}
+
+namespace {
+
+// The fixed fields of a record as they cross nodes, in wire order,
+// little-endian: 8 + 8 + 7 x 4 + 1 = 45 bytes.
+struct wire_head {
+  uint64_t id = 0;
+  int64_t nanos = 0;
+  uint32_t topic_size = 0;
+  uint32_t payload_size = 0;
+  uint32_t key_size = 0;
+  uint32_t header_bytes = 0;
+  uint32_t header_count = 0;
+  uint32_t ttl = 0;
+  uint32_t delay = 0;
+  uint8_t priority = 0;
+
+  // Returns the bytes of topic, payload, key and headers behind the head.
+  std::size_t tail() const noexcept {
+    return std::size_t{topic_size} + payload_size + key_size + header_bytes;
+  }
+};
+
+constexpr std::size_t wire_head_bytes = 8 + 8 + 7 * 4 + 1;
+
+// Calls `fn` on each field of `head`, in wire order.
+template <class Head, class F>
+void for_each_field(Head& head, F fn) {
+  fn(head.id);
+  fn(head.nanos);
+  fn(head.topic_size);
+  fn(head.payload_size);
+  fn(head.key_size);
+  fn(head.header_bytes);
+  fn(head.header_count);
+  fn(head.ttl);
+  fn(head.delay);
+  fn(head.priority);
+}
+
+// Returns true if `count` headers (two 32-bit sizes and the bytes each) fill
+// exactly the `bytes` bytes at `pos`.
+bool headers_fit(const char* pos, std::size_t bytes, uint32_t count) {
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t sizes[2];
+    if (bytes < sizeof(sizes))
+      return false;
+    std::memcpy(sizes, pos, sizeof(sizes));
+    pos += sizeof(sizes);
+    bytes -= sizeof(sizes);
+    auto both = std::size_t{sizes[0]} + sizes[1];
+    if (both > bytes)
+      return false;
+    pos += both;
+    bytes -= both;
+  }
+  return bytes == 0;
+}
+
+} // namespace
+
+caf::error message_record::save(caf::serializer& sink) const {
+  // Two runs of raw bytes, not a field at a time: CAF's serializer made
+  // and destroyed an error per field and a string per part (most of a
+  // link's cost per message; docs/cluster.md).
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+                "records cross nodes in their own byte order");
+  wire_head head;
+  head.id = id_;
+  head.nanos = accepted_unix_nanos_;
+  head.topic_size = topic_size_;
+  head.payload_size = payload_size_;
+  head.key_size = key_size_;
+  head.header_bytes = header_bytes_;
+  head.header_count = header_count_;
+  head.ttl = ttl_ms_;
+  head.delay = delay_ms_;
+  head.priority = priority_;
+  char bytes[wire_head_bytes];
+  auto* out = bytes;
+  for_each_field(head, [&](const auto& x) {
+    std::memcpy(out, &x, sizeof(x));
+    out += sizeof(x);
+  });
+  if (auto err = sink.apply_raw(sizeof(bytes), bytes))
+    return err;
+  if (head.tail() == 0)
+    return caf::none;
+  // apply_raw takes a mutable pointer; a serializer only reads it.
+  return sink.apply_raw(head.tail(), const_cast<char*>(data()));
+}
+
+caf::error message_record::load(caf::deserializer& source, message_ref& out) {
+  char bytes[wire_head_bytes];
+  if (auto err = source.apply_raw(sizeof(bytes), bytes))
+    return err;
+  wire_head head;
+  const char* in = bytes;
+  for_each_field(head, [&](auto& x) {
+    std::memcpy(&x, in, sizeof(x));
+    in += sizeof(x);
+  });
+  auto tail = head.tail();
+  if (head.topic_size > max_record_topic_bytes ||
+      head.priority > max_message_priority || tail > max_wire_bytes)
+    return caf::make_error(caf::sec::invalid_argument,
+                           "message_ref: topic, priority or size out of range");
+  auto* rec = allocate(tail);
+  message_ref result{rec};
+  rec->id_ = head.id;
+  rec->accepted_unix_nanos_ = head.nanos;
+  rec->topic_size_ = static_cast<uint16_t>(head.topic_size);
+  rec->payload_size_ = head.payload_size;
+  rec->key_size_ = head.key_size;
+  rec->header_bytes_ = head.header_bytes;
+  rec->header_count_ = head.header_count;
+  rec->ttl_ms_ = head.ttl;
+  rec->delay_ms_ = head.delay;
+  rec->priority_ = head.priority;
+  if (tail > 0)
+    if (auto err = source.apply_raw(tail, rec->data()))
+      return err;
+  if (!headers_fit(rec->data() + tail - head.header_bytes, head.header_bytes,
+                   head.header_count))
+    return caf::make_error(caf::sec::invalid_argument,
+                           "message_ref: headers overrun their bytes");
+  out = std::move(result);
+  return caf::none;
 }
 
 void message_ref::release(const message_record* rec) noexcept {

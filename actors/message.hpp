@@ -9,13 +9,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <caf/deserializer.hpp>
 #include <caf/error.hpp>
-#include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
 #include <caf/sec.hpp>
+#include <caf/serializer.hpp>
 
 namespace tb {
 
@@ -144,6 +146,20 @@ public:
 
   /// Returns a copy of the headers.
   header_list headers() const;
+
+  /// Writes the message to `sink` as it crosses nodes: its fixed fields,
+  /// then topic, payload, key and headers as one run of bytes, as the
+  /// record holds them (no copy into strings; little-endian sizes).
+  caf::error save(caf::serializer& sink) const;
+
+  /// Reads what `save` wrote into a fresh record; an error, and `out`
+  /// untouched, if the sizes do not fit (a topic over 64 KiB, a priority
+  /// over 9, more than `max_wire_bytes`, or headers that overrun).
+  static caf::error load(caf::deserializer& source, message_ref& out);
+
+  /// The most bytes of topic, payload, key and headers a record read from
+  /// another node may hold (a bound against a corrupt size).
+  static constexpr std::size_t max_wire_bytes = std::size_t{1} << 30;
 
   /// Returns the size that counts against `max_message_bytes`: payload,
   /// header names and values, and key.
@@ -303,7 +319,17 @@ message_ref message_record::make(uint64_t id, int64_t accepted_unix_nanos,
 /// @relates message_ref
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, message_ref& x) {
-  if constexpr (Inspector::reads_state) {
+  // Across nodes (CAF's serializers): the record's bytes in one run.
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    if (!x)
+      return message_record::make(0, 0, {}, {})->save(f);
+    return x->save(f);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return message_record::load(f, x);
+  } else {
+    // Other inspectors (to_string): field by field. CAF 0.17 loads only
+    // through deserializers.
+    static_assert(Inspector::reads_state, "message_ref loads by `load`");
     uint64_t id = x ? x->id() : 0;
     int64_t nanos = x ? x->accepted_unix_nanos() : 0;
     std::string topic{x ? x->topic() : std::string_view{}};
@@ -313,25 +339,6 @@ typename Inspector::result_type inspect(Inspector& f, message_ref& x) {
     auto timing = x ? x->timing() : message_timing{};
     return f(caf::meta::type_name("message_ref"), id, nanos, topic, payload,
              key, headers, timing.ttl_ms, timing.delay_ms, timing.priority);
-  } else {
-    uint64_t id = 0;
-    int64_t nanos = 0;
-    std::string topic;
-    std::string payload;
-    std::string key;
-    header_list headers;
-    message_timing timing;
-    auto build = [&]() -> caf::error {
-      if (topic.size() > max_record_topic_bytes ||
-          timing.priority > max_message_priority)
-        return caf::make_error(caf::sec::invalid_argument,
-                               "message_ref: topic or priority out of range");
-      x = message_record::make(id, nanos, topic, payload, key, headers, timing);
-      return caf::none;
-    };
-    return f(caf::meta::type_name("message_ref"), id, nanos, topic, payload,
-             key, headers, timing.ttl_ms, timing.delay_ms, timing.priority,
-             caf::meta::load_callback(build));
   }
 }
 

@@ -2,6 +2,7 @@
 // topic, payload, key and headers; shared references; the size that counts
 // against limits; and the serialization that lets messages cross nodes.
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ message_ref sample() {
   return message_record::make(
       42, 123, "orders.eu.created", std::string(128, 'p'), "customer-7",
       header_list{{"priority", "high"}, {"trace", "abc"}, {"priority", "low"}});
+}
+
+// Returns `x` as CAF's binary serializer writes it for another node.
+std::vector<char> to_bytes(caf::actor_system& sys, message_ref x) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  EXPECT_FALSE(sink(x));
+  return buf;
 }
 
 TEST(MessageRecord, HoldsEveryPartAsPublished) {
@@ -80,9 +89,7 @@ TEST(MessageRef, SerializesByContentAndLoadsAFreshRecord) {
   caf::actor_system_config cfg;
   caf::actor_system sys{cfg};
   auto original = sample();
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  ASSERT_FALSE(sink(original));
+  auto buf = to_bytes(sys, original);
   message_ref loaded;
   caf::binary_deserializer source{sys, buf};
   ASSERT_FALSE(source(loaded));
@@ -123,9 +130,7 @@ TEST(MessageRef, SerializesTtlDelayAndPriority) {
   auto original =
       message_record::make(9, 5, "a.b", "x", "k", header_list{{"h", "v"}},
                            message_timing{UINT32_MAX, 4'000'000'000u, 3});
-  std::vector<char> buf;
-  caf::binary_serializer sink{sys, buf};
-  ASSERT_FALSE(sink(original));
+  auto buf = to_bytes(sys, original);
   message_ref loaded;
   caf::binary_deserializer source{sys, buf};
   ASSERT_FALSE(source(loaded));
@@ -134,6 +139,76 @@ TEST(MessageRef, SerializesTtlDelayAndPriority) {
   EXPECT_EQ(loaded->delay_ms(), 4'000'000'000u);
   EXPECT_EQ(loaded->priority(), 3u);
   EXPECT_EQ(loaded->headers(), original->headers());
+}
+
+// The wire form of a record (cluster protocol v2): its fixed fields, then
+// topic, payload, key and headers as one run of the record's own bytes.
+TEST(MessageRef, CrossesNodesAsItsRecordsBytes) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto original = sample();
+  auto buf = to_bytes(sys, original);
+  // 8 + 8 bytes of id and time, 7 sizes and times of 4, 1 of priority.
+  constexpr std::size_t fixed = 8 + 8 + 7 * 4 + 1;
+  auto headers = 3 * 8 + std::string{"priorityhightraceabcprioritylow"}.size();
+  EXPECT_EQ(buf.size(), fixed + original->topic().size() +
+                            original->payload().size() +
+                            original->key().size() + headers);
+}
+
+// Writes a record's wire form with the given sizes and `tail` bytes: the
+// 45-byte head (little-endian words), then the tail.
+std::vector<char> wire(caf::actor_system& sys, uint32_t topic_size,
+                       uint32_t header_bytes, uint32_t header_count,
+                       uint8_t priority, const std::string& tail) {
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  uint64_t id = 1;
+  int64_t nanos = 2;
+  uint32_t words[7] = {topic_size,
+                       static_cast<uint32_t>(tail.size()) - topic_size -
+                           header_bytes, // payload
+                       0,                // key
+                       header_bytes,
+                       header_count,
+                       0,  // TTL
+                       0}; // delay
+  char head[45];
+  std::memcpy(head, &id, 8);
+  std::memcpy(head + 8, &nanos, 8);
+  std::memcpy(head + 16, words, sizeof(words));
+  head[44] = static_cast<char>(priority);
+  EXPECT_FALSE(sink.apply_raw(sizeof(head), head));
+  EXPECT_FALSE(sink.apply_raw(tail.size(), const_cast<char*>(tail.data())));
+  return buf;
+}
+
+// Sizes that do not fit are refused with an error, and the target is left
+// as it was: headers that overrun their bytes, a priority over 9, a topic
+// over 64 KiB, fewer bytes than the sizes promise.
+TEST(MessageRef, RefusesSizesThatDoNotFit) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto load = [&](const std::vector<char>& buf) {
+    auto target = message_record::make(7, 0, "kept", "as it was");
+    caf::binary_deserializer source{sys, buf};
+    auto err = source(target);
+    if (err) { // a refusal leaves the target as it was
+      EXPECT_EQ(target->topic(), "kept");
+    }
+    return err;
+  };
+  // One header of name "h" and value "v": 4 + 4 + 2 bytes.
+  std::string header{"\x01\0\0\0\x01\0\0\0hv", 10};
+  ASSERT_FALSE(load(wire(sys, 1, 10, 1, 0, "t" + std::string{"p"} + header)))
+      << "the well-formed case loads";
+  EXPECT_TRUE(load(wire(sys, 1, 10, 2, 0, "tp" + header)));
+  EXPECT_TRUE(load(wire(sys, 1, 9, 1, 0, "tp" + header.substr(0, 9))));
+  EXPECT_TRUE(load(wire(sys, 1, 0, 0, 10, "tp")));
+  EXPECT_TRUE(load(wire(sys, 70000, 0, 0, 0, std::string(70001, 't'))));
+  auto short_buf = wire(sys, 1, 0, 0, 0, "tp");
+  short_buf.pop_back();
+  EXPECT_TRUE(load(short_buf));
 }
 
 } // namespace

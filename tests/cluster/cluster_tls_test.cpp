@@ -17,6 +17,7 @@
 #include <caf/openssl/remote_actor.hpp>
 
 #include "actors/protocol.hpp"
+#include "config/cluster_config.hpp"
 #include "tests/cluster/cluster_fixture.hpp"
 #include "tests/e2e/test_certs.hpp"
 
@@ -91,7 +92,7 @@ TEST_F(ClusterTlsTest, ATlsPeerWithoutACertificateIsRefused) {
     cfg.load<caf::io::middleman>();
     cfg.load<caf::openssl::manager>();
     cfg.set("middleman.app-identifiers",
-            std::vector<std::string>{"tinybroker.cluster.v1"});
+            std::vector<std::string>{cluster_app_identifier});
     if (with_cert) {
       cfg.openssl_certificate = b + ".crt";
       cfg.openssl_key = b + ".key";
