@@ -30,6 +30,45 @@ private:
   std::atomic<uint64_t> next_{1};
 };
 
+/// Counts the group memberships whose group was lost with its owner node
+/// (or replaced by a new owner), and what became of them: re-joined on the
+/// next owner, or ended after 30 s or a lasting refusal (docs/cluster.md,
+/// "What a client sees when a group's node dies"). Sessions count; the
+/// cluster actor reads the counts into ClusterStats, as with the quorum's
+/// refusals. Thread-safe; lock-free.
+class rejoin_counters {
+public:
+  /// Counts `n` memberships that lost their group and began re-joining.
+  void count_lost(uint64_t n) noexcept {
+    lost_.fetch_add(n, std::memory_order_relaxed);
+  }
+  /// Counts one membership that re-joined its group on the next owner.
+  void count_rejoined() noexcept {
+    rejoined_.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Counts one membership that gave up re-joining and ended.
+  void count_ended() noexcept {
+    ended_.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// Returns the memberships that lost their group since the start.
+  uint64_t lost() const noexcept {
+    return lost_.load(std::memory_order_relaxed);
+  }
+  /// Returns the memberships that re-joined since the start.
+  uint64_t rejoined() const noexcept {
+    return rejoined_.load(std::memory_order_relaxed);
+  }
+  /// Returns the memberships that ended re-joining since the start.
+  uint64_t ended() const noexcept {
+    return ended_.load(std::memory_order_relaxed);
+  }
+
+private:
+  std::atomic<uint64_t> lost_{0};
+  std::atomic<uint64_t> rejoined_{0};
+  std::atomic<uint64_t> ended_{0};
+};
+
 /// Settings and handles shared by the session actors of one broker.
 struct broker_context {
   /// The router actor.
@@ -43,6 +82,9 @@ struct broker_context {
   /// The majority rule's state: the cluster actor writes it, sessions read
   /// it before group operations (a node alone always has quorum).
   std::shared_ptr<quorum_state> quorum = std::make_shared<quorum_state>();
+  /// Memberships that lost their group with its node, and their outcome.
+  std::shared_ptr<rejoin_counters> rejoins =
+      std::make_shared<rejoin_counters>();
 
   /// Returns the topic and pattern name limits.
   name_limits names() const noexcept {

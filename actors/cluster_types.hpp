@@ -110,6 +110,13 @@ struct cluster_view {
   bool has_quorum = true;
   /// Group operations refused for want of quorum since the start.
   uint64_t quorum_refusals = 0;
+  /// Group memberships of this node's sessions whose group was lost with
+  /// its owner node (or replaced), since the start.
+  uint64_t memberships_lost = 0;
+  /// Of those, the ones that re-joined the group on its next owner.
+  uint64_t memberships_rejoined = 0;
+  /// Of those, the ones that gave up re-joining and ended (Unsubscribed).
+  uint64_t memberships_ended = 0;
 };
 
 /// @relates cluster_view
@@ -117,7 +124,8 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, cluster_view& x) {
   return f(caf::meta::type_name("cluster_view"), x.node_name, x.listen, x.epoch,
            x.ready, x.peers, x.configured_nodes, x.visible_nodes, x.has_quorum,
-           x.quorum_refusals);
+           x.quorum_refusals, x.memberships_lost, x.memberships_rejoined,
+           x.memberships_ended);
 }
 
 // -- links

@@ -17,6 +17,10 @@
 //   tinybroker_cluster_promotions_total        replicas promoted here
 //   tinybroker_cluster_replicas_held           group replicas kept here
 //   tinybroker_cluster_stale_entries_refused_total  old-term entries refused
+//   tinybroker_cluster_memberships_lost_total  memberships whose group was
+//                                              lost with its owner node
+//   tinybroker_cluster_memberships_rejoined_total  ... that re-joined it
+//   tinybroker_cluster_memberships_ended_total     ... that gave up
 
 #include "net/metrics_format.hpp"
 
@@ -39,6 +43,15 @@ std::string cluster_peer_labels(const tinybroker::v1::ClusterPeer& p,
          escape_label_value(p.address()) + "\"" + extra + "}";
 }
 
+// Appends the node-level series `tinybroker_cluster_<name>` of `type`
+// (gauge, counter) with its help text and value.
+void add_node_series(std::string& out, const char* name, const char* type,
+                     const char* help, uint64_t value) {
+  auto series = std::string{"tinybroker_cluster_"} + name;
+  out += "# HELP " + series + " " + help + "\n# TYPE " + series + " " + type +
+         "\n" + series + " " + std::to_string(value) + "\n";
+}
+
 } // namespace
 
 std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
@@ -46,62 +59,63 @@ std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c) {
   uint64_t up = 1; // this node
   for (const auto& p : c.peers())
     up += p.state() == "synced" || p.state() == "syncing" ? 1 : 0;
-  out += "# HELP tinybroker_cluster_nodes Nodes of the cluster this node "
-         "sees up, itself included.\n"
-         "# TYPE tinybroker_cluster_nodes gauge\n"
-         "tinybroker_cluster_nodes " +
-         std::to_string(up) + "\n";
-  out += "# HELP tinybroker_cluster_ready 1 once this node synced with every "
-         "reachable peer (it serves only then).\n"
-         "# TYPE tinybroker_cluster_ready gauge\n"
-         "tinybroker_cluster_ready " +
-         std::string(c.ready() ? "1" : "0") + "\n";
-  out += "# HELP tinybroker_cluster_groups_owned Consumer groups this node "
-         "owns (runs their actor).\n"
-         "# TYPE tinybroker_cluster_groups_owned gauge\n"
-         "tinybroker_cluster_groups_owned " +
-         std::to_string(c.groups_owned()) + "\n";
-  out += "# HELP tinybroker_cluster_groups_lost_total Groups dropped because "
-         "their owner node went down (what they held is lost).\n"
-         "# TYPE tinybroker_cluster_groups_lost_total counter\n"
-         "tinybroker_cluster_groups_lost_total " +
-         std::to_string(c.groups_lost()) + "\n";
-  out += "# HELP tinybroker_cluster_group_conflicts_total Two owners of one "
-         "group name met; the lower HRW rank's group was dropped.\n"
-         "# TYPE tinybroker_cluster_group_conflicts_total counter\n"
-         "tinybroker_cluster_group_conflicts_total " +
-         std::to_string(c.group_conflicts()) + "\n";
+  add_node_series(out, "nodes", "gauge",
+                  "Nodes of the cluster this node sees up, itself included.",
+                  up);
+  add_node_series(out, "ready", "gauge",
+                  "1 once this node synced with every reachable peer (it "
+                  "serves only then).",
+                  c.ready() ? 1 : 0);
+  add_node_series(out, "groups_owned", "gauge",
+                  "Consumer groups this node owns (runs their actor).",
+                  c.groups_owned());
+  add_node_series(out, "groups_lost_total", "counter",
+                  "Groups dropped because their owner node went down (what "
+                  "they held is lost).",
+                  c.groups_lost());
+  add_node_series(out, "group_conflicts_total", "counter",
+                  "Two owners of one group name met; the lower HRW rank's "
+                  "group was dropped.",
+                  c.group_conflicts());
   // The majority rule: a majority of the configured nodes, itself included.
   auto majority = c.configured_nodes() <= 1 ||
                   2 * uint64_t{c.visible_nodes()} > c.configured_nodes();
-  out += "# HELP tinybroker_cluster_quorum 1 while this node sees a majority "
-         "of the configured nodes (it refuses group operations without one, "
-         "unless [cluster] quorum = \"none\").\n"
-         "# TYPE tinybroker_cluster_quorum gauge\n"
-         "tinybroker_cluster_quorum " +
-         std::string(majority ? "1" : "0") + "\n";
-  out += "# HELP tinybroker_cluster_quorum_refusals_total Group operations "
-         "(publishes, joins, acks, requests) refused for want of a "
-         "majority.\n"
-         "# TYPE tinybroker_cluster_quorum_refusals_total counter\n"
-         "tinybroker_cluster_quorum_refusals_total " +
-         std::to_string(c.quorum_refusals()) + "\n";
+  add_node_series(out, "quorum", "gauge",
+                  "1 while this node sees a majority of the configured nodes "
+                  "(it refuses group operations without one, unless "
+                  "[cluster] quorum = \"none\").",
+                  majority ? 1 : 0);
+  add_node_series(out, "quorum_refusals_total", "counter",
+                  "Group operations (publishes, joins, acks, requests) "
+                  "refused for want of a majority.",
+                  c.quorum_refusals());
   // Replicas (issue 32, docs/cluster.md "Replicas").
-  out += "# HELP tinybroker_cluster_promotions_total Group replicas this "
-         "node promoted to owner after their owner's node died.\n"
-         "# TYPE tinybroker_cluster_promotions_total counter\n"
-         "tinybroker_cluster_promotions_total " +
-         std::to_string(c.promotions()) + "\n";
-  out += "# HELP tinybroker_cluster_replicas_held Group replicas this node "
-         "keeps for owners on other nodes.\n"
-         "# TYPE tinybroker_cluster_replicas_held gauge\n"
-         "tinybroker_cluster_replicas_held " +
-         std::to_string(c.replicas_held()) + "\n";
-  out += "# HELP tinybroker_cluster_stale_entries_refused_total Group "
-         "directory entries refused for an older ownership term.\n"
-         "# TYPE tinybroker_cluster_stale_entries_refused_total counter\n"
-         "tinybroker_cluster_stale_entries_refused_total " +
-         std::to_string(c.stale_entries_refused()) + "\n";
+  add_node_series(out, "promotions_total", "counter",
+                  "Group replicas this node promoted to owner after their "
+                  "owner's node died.",
+                  c.promotions());
+  add_node_series(out, "replicas_held", "gauge",
+                  "Group replicas this node keeps for owners on other nodes.",
+                  c.replicas_held());
+  add_node_series(out, "stale_entries_refused_total", "counter",
+                  "Group directory entries refused for an older ownership "
+                  "term.",
+                  c.stale_entries_refused());
+  // Memberships that lost their group with its owner (docs/cluster.md,
+  // "What a client sees when a group's node dies").
+  add_node_series(out, "memberships_lost_total", "counter",
+                  "Group memberships of this node's clients whose group was "
+                  "lost with its owner node (or replaced by a new owner); "
+                  "each re-joins by itself.",
+                  c.memberships_lost());
+  add_node_series(out, "memberships_rejoined_total", "counter",
+                  "Lost group memberships that re-joined the group on its "
+                  "next owner.",
+                  c.memberships_rejoined());
+  add_node_series(out, "memberships_ended_total", "counter",
+                  "Lost group memberships that gave up re-joining and ended "
+                  "(Unsubscribed).",
+                  c.memberships_ended());
   if (c.peers_size() == 0)
     return out;
   out += "# HELP tinybroker_cluster_peer_state 1 for the state of the link "

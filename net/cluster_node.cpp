@@ -48,7 +48,8 @@ void configure_cluster(caf::actor_system_config& sys_cfg,
 
 error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
                          const router_actor& router, cluster_actor& out,
-                         std::shared_ptr<quorum_state> quorum) {
+                         std::shared_ptr<quorum_state> quorum,
+                         std::shared_ptr<rejoin_counters> rejoins) {
   const auto& c = cfg.cluster;
   cluster_settings settings;
   settings.config = c;
@@ -60,6 +61,7 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
           .count());
   settings.router = router;
   settings.quorum = std::move(quorum);
+  settings.rejoins = std::move(rejoins);
   settings.dialer =
       c.tls ? caf::actor_cast<caf::actor>(sys.openssl_manager().actor_handle())
             : caf::actor_cast<caf::actor>(sys.middleman().actor_handle());
@@ -156,6 +158,9 @@ void fill_cluster_stats(const cluster_view& view,
   out.set_configured_nodes(view.configured_nodes);
   out.set_visible_nodes(view.visible_nodes);
   out.set_quorum_refusals(view.quorum_refusals);
+  out.set_memberships_lost(view.memberships_lost);
+  out.set_memberships_rejoined(view.memberships_rejoined);
+  out.set_memberships_ended(view.memberships_ended);
   for (auto& p : view.peers) {
     auto* peer = out.add_peers();
     peer->set_name(p.name);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "actors/broker_context.hpp"
 #include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
@@ -40,10 +41,12 @@ void configure_cluster(caf::actor_system_config& sys_cfg,
 /// Spawns the cluster actor of `cfg` for `router` and publishes it on the
 /// cluster listen address; sets `out`. An error names the address that
 /// could not be bound. The cluster actor publishes the majority rule's count
-/// in `quorum`, which the sessions read.
+/// in `quorum`, which the sessions read, and reports the re-joins the
+/// sessions count in `rejoins`.
 error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
                          const router_actor& router, cluster_actor& out,
-                         std::shared_ptr<quorum_state> quorum);
+                         std::shared_ptr<quorum_state> quorum,
+                         std::shared_ptr<rejoin_counters> rejoins);
 
 /// Waits at most `patience` for `cluster` to report ready; false if it did
 /// not in time.

@@ -100,7 +100,7 @@ error_info broker_server::start() {
       release();
       return err;
     }
-  if (auto err = start_node(ctx.quorum)) {
+  if (auto err = start_node(ctx)) {
     release();
     return err;
   }
@@ -264,11 +264,11 @@ error_info broker_server::start_metrics() {
   return {};
 }
 
-error_info broker_server::start_node(std::shared_ptr<quorum_state> quorum) {
+error_info broker_server::start_node(const broker_context& ctx) {
   if (!cfg_.cluster.enabled())
     return {};
-  if (auto err =
-          start_cluster(*system_, cfg_, router_, cluster_, std::move(quorum)))
+  if (auto err = start_cluster(*system_, cfg_, router_, cluster_, ctx.quorum,
+                               ctx.rejoins))
     return err;
   // No publish before the remote interest is known (nats-server #439):
   // gRPC starts serving only once every reachable peer synced. The book

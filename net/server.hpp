@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/broker_context.hpp"
 #include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
 #include "config/broker_config.hpp"
@@ -96,8 +97,9 @@ private:
 
   // With [cluster]: starts the cluster actor and waits for the first sync
   // with the peers (docs/cluster.md); nothing without. The cluster actor
-  // writes the majority rule's count into `quorum` (the sessions' context).
-  error_info start_node(std::shared_ptr<quorum_state> quorum);
+  // writes the majority rule's count into the sessions' context `ctx` and
+  // reads their re-join counts from it.
+  error_info start_node(const broker_context& ctx);
 
   // Starts the metrics listener if the config has one.
   error_info start_metrics();

@@ -322,6 +322,9 @@ cluster_actor::behavior_type cluster_actor_impl(cluster_pointer self,
         v.visible_nodes = st.quorum.visible;
         v.has_quorum = st.quorum.has_quorum;
         v.quorum_refusals = st.settings.quorum->refusals();
+        v.memberships_lost = st.settings.rejoins->lost();
+        v.memberships_rejoined = st.settings.rejoins->rejoined();
+        v.memberships_ended = st.settings.rejoins->ended();
         return v;
       },
       [self](dial_atom, const std::string& address) {

@@ -28,6 +28,7 @@
 #include <caf/response_promise.hpp>
 #include <caf/stateful_actor.hpp>
 
+#include "actors/broker_context.hpp"
 #include "actors/cluster/cluster_book.hpp"
 #include "actors/cluster/cluster_quorum.hpp"
 #include "actors/protocol.hpp"
@@ -54,6 +55,10 @@ struct cluster_settings {
   /// Where the actor publishes the majority rule's count for the sessions
   /// (the broker context's); a fresh one if not shared.
   std::shared_ptr<quorum_state> quorum = std::make_shared<quorum_state>();
+  /// Where the sessions count memberships that re-join a lost group (the
+  /// broker context's); a fresh one if not shared.
+  std::shared_ptr<rejoin_counters> rejoins =
+      std::make_shared<rejoin_counters>();
 };
 
 /// A live peer's handles: the directory later points (groups across nodes,

@@ -172,13 +172,6 @@ bool watch_group(session_pointer self, const group_actor& group,
   return true;
 }
 
-uint64_t wait_on_group(session_pointer self, const group_actor& group,
-                       group_watch::fail_fn fail) {
-  if (!watch_group(self, group))
-    return 0;
-  return self->state.watch.wait(group.address(), std::move(fail));
-}
-
 bool end_group_wait(session_pointer self, const group_actor& group,
                     uint64_t token) {
   return token == 0 || self->state.watch.finish(group.address(), token);

@@ -306,12 +306,6 @@ caf::duration group_reply_timeout(session_pointer self,
 bool watch_group(session_pointer self, const group_actor& group,
                  const std::string& name = {});
 
-/// Records an operation waiting on a reply of `group`, answered by `fail`
-/// if the group's node is lost first; returns its token (0 for a local
-/// group: nothing to watch).
-uint64_t wait_on_group(session_pointer self, const group_actor& group,
-                       group_watch::fail_fn fail);
-
 /// Ends the wait `token` on `group`: true if the caller answers it now, false
 /// if it was answered already (its node was lost).
 bool end_group_wait(session_pointer self, const group_actor& group,

@@ -73,6 +73,7 @@ void session_rejoin_end(session_pointer self, uint64_t id, membership& m,
                          {"subscription", id},
                          {"attempts", m.rejoin_attempt},
                          {"reason", why}});
+  self->state.ctx.rejoins->count_ended();
   end_membership(self, id, reason);
 }
 
@@ -118,6 +119,7 @@ void rejoin_lost_memberships(session_pointer self, const caf::actor_addr& group,
     }
     st.group_outbox = std::move(kept);
   }
+  st.ctx.rejoins->count_lost(lost.size());
   auto now = self->clock().now();
   for (auto id : lost) {
     auto& m = st.memberships[id];
@@ -168,6 +170,7 @@ void try_rejoin(session_pointer self, uint64_t id, uint64_t attempt) {
             }
             m.handle = group;
             m.rejoining = false;
+            st.ctx.rejoins->count_rejoined();
             m.lost = caf::actor_addr{};
             watch_group(self, group, m.group);
             for (auto& item : m.early)

@@ -124,14 +124,14 @@ void send_to_group(session_pointer self, const std::string& name,
   auto topic = std::string{msg->topic()};
   self->request(st.ctx.router, caf::infinite, find_atom_v, name, topic)
       .await(
-          [self, key, msg, target](group_actor group) {
+          [self, key, msg, target, name](group_actor group) {
             // The request is in the group's mailbox once sent: its answer
             // need not hold back the client's later frames. A remote group
             // is watched: if its node is lost first, the request fails at
             // the down message (the reply never comes), and the bounded
             // timeout ends the handler.
             uint64_t token = 0;
-            if (watch_group(self, group))
+            if (watch_group(self, group, name))
               token = self->state.watch.wait(
                   group.address(), [self, key](const error_info& err) {
                     no_responders(self, key, err);

@@ -32,13 +32,17 @@ struct silent_group_state {
   std::vector<caf::typed_response_promise<enqueue_reply>> enqueues;
   /// Requests held without an answer.
   std::vector<caf::typed_response_promise<caf::ok_atom>> requests;
+  /// Stats queries held without an answer (a group that never tells its
+  /// name before its node dies).
+  std::vector<caf::typed_response_promise<group_info>> stats;
 };
 
 /// A group named `group_name` that takes joins but holds every enqueue and
-/// request unanswered, as a remote group whose node died does.
+/// request unanswered, as a remote group whose node died does; it tells its
+/// name if `tells_name`, else holds that query too.
 group_actor::behavior_type
 silent_group(group_actor::stateful_pointer<silent_group_state> self,
-             std::string group_name) {
+             std::string group_name, bool tells_name) {
   return {
       [self](enqueue_atom, std::vector<message_ref>&) {
         auto promise = self->make_response_promise<enqueue_reply>();
@@ -52,10 +56,16 @@ silent_group(group_actor::stateful_pointer<silent_group_state> self,
       [](reject_atom, session_actor&, std::vector<uint64_t>&) {},
       [](progress_atom, session_actor&, std::vector<uint64_t>&) {},
       [](tick_atom) {},
-      [group_name](stats_atom) {
-        group_info info;
-        info.name = group_name;
-        return info;
+      [self, group_name, tells_name](stats_atom) {
+        auto promise = self->make_response_promise<group_info>();
+        if (tells_name) {
+          group_info info;
+          info.name = group_name;
+          promise.deliver(std::move(info));
+        } else {
+          self->state.stats.push_back(promise);
+        }
+        return promise;
       },
       [](delete_atom) { return uint64_t{0}; },
       [](delete_atom, replaced_atom) { return uint64_t{0}; },
@@ -90,8 +100,9 @@ protected:
   /// router finds and joins it by name, and each topic shard adds it to
   /// the routes of the matching topics (`topic` is created first).
   void install_silent(const std::string& name, const std::string& pattern,
-                      const test_session& publisher, const std::string& topic) {
-    silent = sys.spawn(silent_group, name);
+                      const test_session& publisher, const std::string& topic,
+                      bool tells_name = true) {
+    silent = sys.spawn(silent_group, name, tells_name);
     auto settings = group_settings(pattern);
     router_group entry;
     entry.handle = silent;
@@ -109,6 +120,21 @@ protected:
   void lose_node_of(const Handle& group) {
     self->send_exit(group, caf::exit_reason::remote_link_unreachable);
     run();
+  }
+
+  /// Sends `caller`'s request 21 to the group "g" on "svc.1" and checks
+  /// that the stand-in group holds it.
+  void send_group_request(const test_session& caller) {
+    auto frame = std::make_shared<pb::ClientFrame>();
+    frame->set_request_id(21);
+    *frame->mutable_request()->mutable_message() =
+        make_message("svc.1", "ping");
+    frame->mutable_request()->set_timeout_ms(30000);
+    frame->mutable_request()->set_group("g");
+    send_frame(caller, frame);
+    run();
+    ASSERT_EQ(silent ? deref<silent_group_state>(silent).requests.size() : 0u,
+              1u);
   }
 
   /// Returns the publish confirms `s` wrote.
@@ -260,15 +286,7 @@ TEST_F(GroupNodeLoss, ClosingSessionEndsOnceThePendingPublishIsAnswered) {
 TEST_F(GroupNodeLoss, GroupRequestFailsAtTheDownAndTheSessionReadsOn) {
   auto caller = remote_session();
   install_silent("g", "svc.>", caller, "svc.1");
-  auto frame = std::make_shared<pb::ClientFrame>();
-  frame->set_request_id(21);
-  *frame->mutable_request()->mutable_message() = make_message("svc.1", "ping");
-  frame->mutable_request()->set_timeout_ms(30000);
-  frame->mutable_request()->set_group("g");
-  send_frame(caller, frame);
-  run();
-  ASSERT_EQ(silent ? deref<silent_group_state>(silent).requests.size() : 0u,
-            1u);
+  send_group_request(caller);
   // The session reads on while the group holds the request.
   auto before = confirms(caller).size();
   publish(caller, "other.1");
@@ -281,6 +299,21 @@ TEST_F(GroupNodeLoss, GroupRequestFailsAtTheDownAndTheSessionReadsOn) {
   EXPECT_EQ(errors[0].error().error().reason(), "node_unavailable");
   EXPECT_NE(errors[0].error().error().message().find("group \"g\""),
             std::string::npos);
+}
+
+TEST_F(GroupNodeLoss, GroupRequestNamesItsGroupEvenIfTheGroupNeverToldIt) {
+  // The caller named the group: its error says which, even if the node
+  // died before the group answered the query for its name.
+  auto caller = remote_session();
+  install_silent("g", "svc.>", caller, "svc.1", false);
+  send_group_request(caller);
+  lose_node_of(silent);
+  auto errors = caller.sink->of_kind(kind::kError);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].error().error().reason(), "node_unavailable");
+  EXPECT_NE(errors[0].error().error().message().find("group \"g\""),
+            std::string::npos)
+      << errors[0].error().error().message();
 }
 
 // -- memberships (point 2) ----------------------------------------------------
@@ -308,6 +341,11 @@ TEST_F(GroupNodeLoss, MemberRejoinsTheGroupOnItsNextOwnerKeepingItsId) {
   ack(member, {first[0].delivery_id(), all[1].delivery_id()});
   EXPECT_EQ(counters("g").acked, 1u);
   EXPECT_EQ(counters("g").in_flight, 0u);
+  // ClusterStats counts the lost membership and its re-join.
+  auto& rejoins = *deref<session_state>(member.hdl).ctx.rejoins;
+  EXPECT_EQ(rejoins.lost(), 1u);
+  EXPECT_EQ(rejoins.rejoined(), 1u);
+  EXPECT_EQ(rejoins.ended(), 0u);
 }
 
 TEST_F(GroupNodeLoss, RejoinBacksOffWhileTheRouterStillNamesTheLostGroup) {
@@ -349,6 +387,11 @@ TEST_F(GroupNodeLoss, RejoiningGivesUpAfterThirtySecondsWithUnsubscribed) {
             std::string::npos)
       << ended[0].unsubscribed().reason();
   EXPECT_TRUE(deref<session_state>(member.hdl).memberships.empty());
+  // ClusterStats counts the lost membership and its end.
+  auto& rejoins = *deref<session_state>(member.hdl).ctx.rejoins;
+  EXPECT_EQ(rejoins.lost(), 1u);
+  EXPECT_EQ(rejoins.rejoined(), 0u);
+  EXPECT_EQ(rejoins.ended(), 1u);
 }
 
 TEST_F(GroupNodeLoss, UnsubscribeWhileRejoiningEndsIt) {

@@ -407,6 +407,13 @@ TEST_F(ClusterGroupsTest, AKilledOwnerAnswersPendingPublishesAndMembersRejoin) {
       member1->wait_for(pb::ServerFrame::kUnsubscribed, 10ms).has_value());
   EXPECT_FALSE(
       member2->wait_for(pb::ServerFrame::kUnsubscribed, 10ms).has_value());
+  // ClusterStats counts each node's lost membership and its re-join.
+  for (auto* n : {&n1, &n2}) {
+    auto c = stats(*n);
+    EXPECT_EQ(c.memberships_lost(), 1u) << n->name;
+    EXPECT_EQ(c.memberships_rejoined(), 1u) << n->name;
+    EXPECT_EQ(c.memberships_ended(), 0u) << n->name;
+  }
 }
 
 } // namespace

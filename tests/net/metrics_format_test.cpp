@@ -365,4 +365,23 @@ TEST(metrics_format, cluster_replica_counters_are_rendered) {
       << text;
 }
 
+TEST(metrics_format, cluster_membership_rejoin_counters_are_rendered) {
+  pb::ClusterStats c;
+  c.set_node_name("n1");
+  c.set_memberships_lost(4);
+  c.set_memberships_rejoined(3);
+  c.set_memberships_ended(1);
+  auto text = tb::render_cluster_metrics(c);
+  EXPECT_NE(text.find("# TYPE tinybroker_cluster_memberships_lost_total "
+                      "counter\ntinybroker_cluster_memberships_lost_total 4\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tinybroker_cluster_memberships_rejoined_total 3\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tinybroker_cluster_memberships_ended_total 1\n"),
+            std::string::npos)
+      << text;
+}
+
 } // namespace

@@ -47,6 +47,9 @@ void print_cluster_json(const pb::StatsReply& reply) {
       .number("promotions", c.promotions())
       .number("replicas_held", c.replicas_held())
       .number("stale_entries_refused", c.stale_entries_refused())
+      .number("memberships_lost", c.memberships_lost())
+      .number("memberships_rejoined", c.memberships_rejoined())
+      .number("memberships_ended", c.memberships_ended())
       .open_array("peers");
   for (const auto& p : c.peers())
     out.open_object()
@@ -106,6 +109,9 @@ void print_cluster_text(const pb::StatsReply& reply) {
   std::cout << "replicas: " << c.replicas_held() << " kept here, "
             << c.promotions() << " promoted to owner here, "
             << c.stale_entries_refused() << " stale entries refused\n";
+  std::cout << "memberships: " << c.memberships_lost()
+            << " lost their group's owner, " << c.memberships_rejoined()
+            << " re-joined, " << c.memberships_ended() << " ended\n";
   std::ostringstream table;
   table << std::left << std::setw(16) << "PEER" << std::setw(22) << "ADDRESS"
         << std::setw(11) << "STATE" << std::setw(12) << "SINCE" << std::setw(11)
