@@ -5,11 +5,14 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include <caf/deserializer.hpp>
 #include <caf/error.hpp>
 #include <caf/meta/load_callback.hpp>
 #include <caf/meta/type_name.hpp>
+#include <caf/serializer.hpp>
 
 #include "actors/message.hpp"
 #include "actors/request_types.hpp"
@@ -112,10 +115,29 @@ struct group_delivery_batch {
   std::vector<group_delivery> items;
 };
 
+/// Writes `x` for another node: its count, then per delivery one run of
+/// raw bytes (subscription id, delivery id, attempt, and whether a reply
+/// target follows), its message's record (`message_record::save`), and its
+/// reply target only for a request. Not a field at a time: CAF's
+/// serializer makes and destroys an error per field, the largest cost of a
+/// delivery crossing nodes after the message itself (docs/cluster.md).
+caf::error save_deliveries(caf::serializer& sink, group_delivery_batch& x);
+
+/// Reads what `save_deliveries` wrote into `x`; an error (a truncated or
+/// malformed buffer) leaves `x` empty.
+caf::error load_deliveries(caf::deserializer& source, group_delivery_batch& x);
+
 /// @relates group_delivery_batch
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, group_delivery_batch& x) {
-  return f(caf::meta::type_name("group_delivery_batch"), x.items);
+  if constexpr (std::is_base_of_v<caf::serializer, Inspector>) {
+    return save_deliveries(f, x);
+  } else if constexpr (std::is_base_of_v<caf::deserializer, Inspector>) {
+    return load_deliveries(f, x);
+  } else {
+    // Other inspectors (to_string): field by field.
+    return f(caf::meta::type_name("group_delivery_batch"), x.items);
+  }
 }
 
 /// A group's answer to a batch of messages routed to it.

@@ -16,8 +16,9 @@ namespace tb {
 
 /// The application identifier nodes exchange in CAF's handshake: a node of
 /// another cluster protocol version is refused before any message (v2: a
-/// message crosses as its record's bytes, `message_record::save`).
-inline constexpr const char* cluster_app_identifier = "tinybroker.cluster.v2";
+/// message crosses as its record's bytes, `message_record::save`; v3: a
+/// group's deliveries cross as runs of raw bytes, `save_deliveries`).
+inline constexpr const char* cluster_app_identifier = "tinybroker.cluster.v3";
 
 /// The environment variable that replaces `cluster_app_identifier`, for the
 /// tests of the version check only (docs/cluster.md): not for production.

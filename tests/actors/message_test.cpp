@@ -10,8 +10,10 @@
 #include <caf/actor_system_config.hpp>
 #include <caf/binary_deserializer.hpp>
 #include <caf/binary_serializer.hpp>
+#include <caf/send.hpp>
 #include <gtest/gtest.h>
 
+#include "actors/group_types.hpp"
 #include "actors/message.hpp"
 
 namespace tb::test {
@@ -209,6 +211,83 @@ TEST(MessageRef, RefusesSizesThatDoNotFit) {
   auto short_buf = wire(sys, 1, 0, 0, 0, "tp");
   short_buf.pop_back();
   EXPECT_TRUE(load(short_buf));
+}
+
+// A group's deliveries cross as runs of raw bytes: the count, then per
+// delivery 21 bytes of ids, attempt and flags, the record, and the reply
+// target only for a request; every field comes back.
+TEST(GroupDeliveryBatch, CrossesNodesAsRunsOfRawBytes) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  auto caller = sys.spawn([]() -> caf::behavior {
+    return {[](int) {
+    }};
+  });
+  group_delivery_batch batch;
+  batch.items.push_back(group_delivery{sample(), 5, 70, 1, reply_target{}});
+  batch.items.push_back(
+      group_delivery{sample(), 6, 71, 3, reply_target{caller, 99, 1234}});
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  ASSERT_FALSE(sink(batch));
+  auto record = to_bytes(sys, sample()).size();
+  std::vector<char> target_buf;
+  caf::binary_serializer target_sink{sys, target_buf};
+  auto target = reply_target{caller, 99, 1234};
+  ASSERT_FALSE(target_sink(target));
+  EXPECT_EQ(buf.size(), 4 + 2 * (21 + record) + target_buf.size());
+  group_delivery_batch copy;
+  caf::binary_deserializer source{sys, buf};
+  ASSERT_FALSE(source(copy));
+  ASSERT_EQ(copy.items.size(), 2u);
+  EXPECT_EQ(copy.items[0].subscription_id, 5u);
+  EXPECT_EQ(copy.items[0].delivery_id, 70u);
+  EXPECT_EQ(copy.items[0].attempt, 1u);
+  EXPECT_FALSE(copy.items[0].reply);
+  EXPECT_EQ(copy.items[1].subscription_id, 6u);
+  EXPECT_EQ(copy.items[1].delivery_id, 71u);
+  EXPECT_EQ(copy.items[1].attempt, 3u);
+  EXPECT_EQ(copy.items[1].reply.caller, caller);
+  EXPECT_EQ(copy.items[1].reply.request, 99u);
+  EXPECT_EQ(copy.items[1].reply.deadline_unix_nanos, 1234);
+  for (auto& item : copy.items) {
+    EXPECT_EQ(item.message->topic(), "orders.eu.created");
+    EXPECT_EQ(item.message->payload(), std::string(128, 'p'));
+    EXPECT_EQ(item.message->id(), 42u);
+  }
+  caf::anon_send_exit(caller, caf::exit_reason::user_shutdown);
+}
+
+// A flag the reader does not know, or fewer bytes than the count promises,
+// fails the batch and leaves it empty.
+TEST(GroupDeliveryBatch, RefusesUnknownFlagsAndTruncatedBuffers) {
+  caf::actor_system_config cfg;
+  caf::actor_system sys{cfg};
+  group_delivery_batch batch;
+  batch.items.push_back(group_delivery{sample(), 5, 70, 1, reply_target{}});
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  ASSERT_FALSE(sink(batch));
+  auto load = [&](const std::vector<char>& bytes) {
+    group_delivery_batch target;
+    target.items.push_back(group_delivery{sample(), 1, 1, 1, reply_target{}});
+    caf::binary_deserializer source{sys, bytes};
+    auto err = source(target);
+    if (err) {
+      EXPECT_TRUE(target.items.empty());
+    }
+    return err;
+  };
+  ASSERT_FALSE(load(buf)) << "the well-formed batch loads";
+  auto flagged = buf;
+  flagged[4 + 20] = 2; // the flags byte of the first delivery
+  EXPECT_TRUE(load(flagged));
+  auto short_buf = buf;
+  short_buf.pop_back();
+  EXPECT_TRUE(load(short_buf));
+  auto more = buf;
+  more[0] = 2; // a count of 2 with bytes for 1
+  EXPECT_TRUE(load(more));
 }
 
 } // namespace
