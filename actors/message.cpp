@@ -3,6 +3,9 @@
 #include <chrono>
 #include <cstring>
 #include <new>
+#include <typeinfo>
+
+#include <caf/binary_deserializer.hpp>
 
 #include "config/broker_config.hpp"
 
@@ -186,6 +189,12 @@ caf::error message_record::load(caf::deserializer& source, message_ref& out) {
       head.priority > max_message_priority || tail > max_wire_bytes)
     return caf::make_error(caf::sec::invalid_argument,
                            "message_ref: topic, priority or size out of range");
+  // A peer's message is read by CAF's binary deserializer: sizes beyond its
+  // bytes are refused before the record is allocated (fuzz_wire).
+  if (typeid(source) == typeid(caf::binary_deserializer) &&
+      tail > static_cast<caf::binary_deserializer&>(source).remaining())
+    return caf::make_error(caf::sec::end_of_stream,
+                           "message_ref: sizes beyond the bytes received");
   auto* rec = allocate(tail);
   message_ref result{rec};
   rec->id_ = head.id;

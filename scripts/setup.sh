@@ -113,7 +113,7 @@ run_fuzz() {
   export ASAN_OPTIONS=detect_leaks=1
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$root/tests/ubsan.supp"
   local target pids=()
-  for target in topic config session; do
+  for target in topic config session wire; do
     fuzz_one "$dir" "$target" "$seconds" &
     pids+=($!)
   done

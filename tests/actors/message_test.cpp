@@ -211,6 +211,16 @@ TEST(MessageRef, RefusesSizesThatDoNotFit) {
   auto short_buf = wire(sys, 1, 0, 0, 0, "tp");
   short_buf.pop_back();
   EXPECT_TRUE(load(short_buf));
+  // A head that promises 500 MB with 2 bytes behind it is refused before
+  // the record is allocated.
+  auto huge = wire(sys, 1, 0, 0, 0, "tp");
+  uint32_t promised = 500'000'000;
+  std::memcpy(huge.data() + 20, &promised, 4); // the payload's size
+  auto err = load(huge);
+  ASSERT_TRUE(err);
+  EXPECT_NE(caf::to_string(err).find("beyond the bytes received"),
+            std::string::npos)
+      << caf::to_string(err);
 }
 
 // A group's deliveries cross as runs of raw bytes: the count, then per
