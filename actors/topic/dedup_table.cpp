@@ -107,10 +107,8 @@ bucket_masks scan_bucket_scalar(const uint64_t* lanes, uint32_t tag,
   bucket_masks masks;
   for (uint32_t i = 0; i < 8; ++i) {
     auto value = lanes[i];
-    auto seq = static_cast<uint32_t>(value) - 1;
-    uint32_t d = seq - seqs.head;
-    d += seqs.period & (0u - static_cast<uint32_t>(seq < seqs.head));
-    auto live = static_cast<uint32_t>(value) != 0 && d < seqs.size;
+    auto live = static_cast<uint32_t>(value) != 0 &&
+                seqs.holds(static_cast<uint32_t>(value) - 1);
     masks.live |= static_cast<uint32_t>(live) << i;
     masks.tagged |=
         static_cast<uint32_t>(static_cast<uint32_t>(value >> 32) == tag) << i;

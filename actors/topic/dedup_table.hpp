@@ -99,6 +99,15 @@ struct seq_window {
   uint32_t period = 1;
   /// How many entries the ring holds.
   uint32_t size = 0;
+
+  /// Returns true if the entry numbered `seq` is in the ring. Without a
+  /// branch: seqs of slots are random against `head`, and a mispredicted
+  /// branch per slot cost more than the arithmetic.
+  bool holds(uint32_t seq) const noexcept {
+    uint32_t d = seq - head;
+    d += period & (0u - static_cast<uint32_t>(seq < head));
+    return d < size;
+  }
 };
 
 /// What one index bucket holds, one bit per lane (7 slots and the
@@ -238,11 +247,7 @@ private:
 
   // Returns true if the entry numbered `seq` is in the ring.
   bool live(uint32_t seq) const noexcept {
-    // Without a branch: seqs of slots are random against head_seq_, and a
-    // mispredicted branch per slot cost more than the arithmetic.
-    uint32_t d = seq - head_seq_;
-    d += period_ & (0u - static_cast<uint32_t>(seq < head_seq_));
-    return d < size_;
+    return ring_seqs().holds(seq);
   }
 
   // Returns true if slot or overflow value `value` (seq + 1; 0 = none)
