@@ -309,6 +309,12 @@ void session_bridge::on_write_done(bool ok) {
   }
 }
 
+void session_bridge::on_cancel_known() {
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (ended_.empty() && !finished_)
+    ended_ = "client_cancelled";
+}
+
 void session_bridge::on_done() {
   std::lock_guard<std::mutex> guard{mutex_};
   // Set before the actor hears of the end (below), so its last log line

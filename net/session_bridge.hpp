@@ -124,6 +124,12 @@ public:
   /// A write completed; `ok` is false if the stream broke.
   void on_write_done(bool ok);
 
+  /// The call turned out cancelled after its read end was reported as a
+  /// half-close (the completion-queue form learns of a cancel only from the
+  /// call's done notification, which may come late): a stream not finished
+  /// yet ends as `client_cancelled`.
+  void on_cancel_known();
+
   /// The stream is over; its stream object is about to be deleted.
   void on_done();
 

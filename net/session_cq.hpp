@@ -82,6 +82,12 @@ private:
   bool releasing_ = false;
 };
 
+/// How long a stream whose read failed waits for the call's done
+/// notification before it tells its bridge the client half-closed: the
+/// longest a client's close waits more on this transport than on the
+/// callback one.
+inline constexpr std::chrono::milliseconds read_end_grace{2};
+
 /// One Session stream on a completion queue, from the request of the call
 /// to its end. It admits the stream as the callback path does
 /// (`broker_service::admit_session`: shutdown, auth, client name; then the
@@ -178,8 +184,9 @@ private:
   event finish_ev_{this, &cq_session::on_finish};
   event done_ev_{this, &cq_session::on_call_done};
   event hold_ev_{this, &cq_session::on_hold_end};
-  // Puts a failed read back behind the events already queued (see
-  // on_read), so that a cancel is known when the bridge hears of the end.
+  // Holds a failed read back until the done notification came or
+  // `read_end_grace` passed (see on_read), so that a cancel is known when
+  // the bridge hears of the end.
   grpc::Alarm read_end_alarm_;
   // The wait for the bridge's finish after the call ended (see the class).
   grpc::Alarm hold_alarm_;
@@ -197,8 +204,9 @@ private:
   // thread, completed on the polling thread.
   std::atomic<int> pending_{0};
   // Polling thread only:
-  bool call_done_ = false; // the done notification came
-  bool detached_ = false;  // the bridge heard on_done
+  bool call_done_ = false;        // the done notification came
+  bool read_end_waiting_ = false; // read_end_alarm_ is set and not yet back
+  bool detached_ = false;         // the bridge heard on_done
 };
 
 } // namespace tb

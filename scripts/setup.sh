@@ -124,8 +124,19 @@ run_fuzz() {
 }
 
 # run_tests DIR
+# Runs the tests in build directory $1. When one fails, the lines that say
+# why (each failed assertion with its context, sanitizer reports, timeouts)
+# are printed again at the very end: ctest's output of a failed shard is
+# long, and a CI log shown in part keeps its tail.
 run_tests() {
-  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 300)
+  local rc=0
+  (cd "$1" && ctest --output-on-failure -j "$jobs" --timeout 300) || rc=$?
+  if [ "$rc" -ne 0 ] && [ -f "$1/Testing/Temporary/LastTest.log" ]; then
+    echo "== why the tests failed (from $1/Testing/Temporary/LastTest.log)"
+    grep -a -B3 -A14 -E ': Failure$|ERROR: (Address|Leak|Thread)Sanitizer|runtime error:|\*\*\*Timeout|^\[  FAILED  \] [A-Za-z]' \
+      "$1/Testing/Temporary/LastTest.log" | head -n 200 || true
+  fi
+  return "$rc"
 }
 
 cmd=${1:-}
