@@ -51,6 +51,26 @@ inline std::shared_ptr<grpc::Channel> raw_channel(const std::string& address,
                                    args);
 }
 
+/// Returns a channel of its own (see `raw_channel`) whose connection is up,
+/// or null. The test machines' loopback now and then leaves a connect
+/// unanswered: its SYN and every retransmission are lost (the kernel counts
+/// TCPRetransFail; a bare Python socket loop loses one after 2,000 to
+/// 13,000 connects), and gRPC would wait 20 s before it gives up. Such a
+/// connection is dropped after 2 s and another one made, counted in
+/// `lost`, until `lost` passes `max_lost`; the broker plays no part before
+/// a connection is up.
+inline std::shared_ptr<grpc::Channel>
+connected_raw_channel(const std::string& address, int& lost, int max_lost) {
+  for (;;) {
+    auto channel = raw_channel(address, true);
+    if (channel->WaitForConnected(std::chrono::system_clock::now() +
+                                  std::chrono::seconds(2)))
+      return channel;
+    if (++lost > max_lost)
+      return nullptr;
+  }
+}
+
 /// A Session stream that carries raw bytes, through the same generic call
 /// the generated stubs make but with grpc::ByteBuffer for both directions.
 /// Blocking; every call ends by the stream's deadline at the latest.
