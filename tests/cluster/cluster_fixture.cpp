@@ -1,11 +1,15 @@
 #include "tests/cluster/cluster_fixture.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <httplib.h>
 
+#include "client/connection.hpp"
 #include "tests/e2e/test_certs.hpp"
 #include "tinybroker.grpc.pb.h"
 
@@ -68,8 +72,7 @@ bool ClusterFixture::start(cluster_node& n, const std::string& extra,
 tinybroker::v1::StatsReply ClusterFixture::full_stats(const cluster_node& n) {
   if (!n.process)
     return {};
-  auto channel = grpc::CreateChannel(n.process->address(),
-                                     grpc::InsecureChannelCredentials());
+  auto channel = client::make_channel(n.process->address());
   auto stub = tinybroker::v1::Broker::NewStub(channel);
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
@@ -156,9 +159,40 @@ std::string ClusterFixture::metrics_of(const cluster_node& n) {
   return res->body;
 }
 
+namespace {
+
+// True if every thread of process `pid` is stopped (state T in
+// /proc/PID/task/TID/stat), or the process is gone.
+bool all_threads_stopped(pid_t pid) {
+  std::error_code ec;
+  auto tasks = "/proc/" + std::to_string(pid) + "/task";
+  for (auto& task : std::filesystem::directory_iterator{tasks, ec}) {
+    std::ifstream in{task.path() / "stat"};
+    std::string stat{std::istreambuf_iterator<char>{in}, {}};
+    auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() &&
+        stat[close + 2] != 'T' && stat[close + 2] != 't')
+      return false;
+  }
+  return true;
+}
+
+} // namespace
+
 void ClusterFixture::signal(cluster_node& n, int sig) {
   ASSERT_TRUE(n.process);
   ::kill(n.process->pid(), sig);
+  if (sig != SIGSTOP)
+    return;
+  // kill() returns before the threads stop: one that runs on another core
+  // stops when it next enters the kernel. A test that sends a message to
+  // the hung node right after must not have it answered.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (!all_threads_stopped(n.process->pid())) {
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline)
+        << "node " << n.name << " did not stop within 2 s of SIGSTOP";
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 bool ClusterFixture::restart(cluster_node& n,

@@ -83,7 +83,8 @@ protected:
   /// returns "" if there is none or the page does not answer.
   std::string metrics_of(const cluster_node& n);
 
-  /// Sends `signal` to node `n`'s process (by PID).
+  /// Sends `signal` to node `n`'s process (by PID); after SIGSTOP, waits
+  /// until every thread of it stopped (the test fails after 2 s).
   void signal(cluster_node& n, int signal);
 
   /// Stops node `n` with SIGTERM (SIGKILL after `timeout`) and starts it
