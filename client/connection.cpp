@@ -98,6 +98,11 @@ void to_proto(const outgoing_message& msg, pb::Message& out) {
     out.set_msg_id(msg.msg_id);
 }
 
+void limit_connect_attempts(grpc::ChannelArguments& args) {
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(connect_attempt_timeout.count()));
+}
+
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             grpc::ChannelArguments args) {
   return make_channel(address, security_options{}, std::move(args));
@@ -118,6 +123,8 @@ std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
   auto credentials = make_channel_credentials(security);
   args.SetMaxReceiveMessageSize(max_grpc_message_bytes);
   args.SetMaxSendMessageSize(max_grpc_message_bytes);
+  // Appended: a value `args` already hold is found first and wins.
+  limit_connect_attempts(args);
   if (!security.server_name.empty())
     args.SetSslTargetNameOverride(security.server_name);
   call_metadata metadata;

@@ -22,6 +22,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "client/reach.hpp"
 #include "client/request.hpp"
 #include "client/security.hpp"
 #include "tinybroker.grpc.pb.h"
@@ -63,8 +64,11 @@ struct outgoing_message {
 /// Copies `msg` into its wire form.
 void to_proto(const outgoing_message& msg, tinybroker::v1::Message& out);
 
+/// Sets `args`' connection attempt timeout to `connect_attempt_timeout`.
+void limit_connect_attempts(grpc::ChannelArguments& args);
+
 /// Makes an insecure channel to `address` (`HOST:PORT`) with `args` plus
-/// the client's message size limits.
+/// the client's message size limits and `connect_attempt_timeout`.
 std::shared_ptr<grpc::Channel> make_channel(const std::string& address,
                                             grpc::ChannelArguments args = {});
 

@@ -16,6 +16,7 @@
 
 #include "auth/token_table.hpp"
 #include "broker_process.hpp"
+#include "client/connection.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb::test {
@@ -137,8 +138,7 @@ protected:
     broker_ = std::make_unique<broker_process>(
         std::vector<std::string>{"--config", config_path_});
     ASSERT_TRUE(broker_->wait_ready()) << broker_->output();
-    channel_ = grpc::CreateChannel(broker_->address(),
-                                   grpc::InsecureChannelCredentials());
+    channel_ = client::make_channel(broker_->address());
   }
 
   /// Rewrites the config file with `text` and sends SIGHUP; waits for the

@@ -17,6 +17,7 @@
 #include <grpcpp/support/sync_stream.h>
 #include <sys/types.h>
 
+#include "client/connection.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb::test {
@@ -47,6 +48,7 @@ inline std::shared_ptr<grpc::Channel> raw_channel(const std::string& address,
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetMaxSendMessageSize(-1);
   args.SetMaxReceiveMessageSize(-1);
+  client::limit_connect_attempts(args);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                    args);
 }

@@ -1,6 +1,7 @@
 // A TCP proxy on loopback for the end-to-end tests: forwards each accepted
 // connection to a target address, and cuts every open connection on demand
-// (both sockets shut down at once), as a network failure would.
+// (both sockets shut down at once), as a network failure would. It can also
+// leave the first connections unanswered, as a connect whose SYN was lost.
 
 #pragma once
 
@@ -25,10 +26,12 @@ namespace tb::test {
 class tcp_proxy {
 public:
   /// Listens on 127.0.0.1 (a free port) and forwards to `target`
-  /// (`127.0.0.1:PORT`).
-  explicit tcp_proxy(const std::string& target)
+  /// (`127.0.0.1:PORT`); the first `unanswered` connections are accepted
+  /// and then left silent (never forwarded, closed when the proxy ends).
+  explicit tcp_proxy(const std::string& target, int unanswered = 0)
       : target_port_(static_cast<uint16_t>(
-            std::stoi(target.substr(target.rfind(':') + 1)))) {
+            std::stoi(target.substr(target.rfind(':') + 1)))),
+        unanswered_(unanswered) {
     listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
     int on = 1;
     ::setsockopt(listener_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
@@ -62,6 +65,8 @@ public:
     }
     for (auto& t : pumps)
       t.join();
+    for (int fd : silent_)
+      ::close(fd);
   }
 
   /// Returns `127.0.0.1:PORT` to connect to.
@@ -106,6 +111,10 @@ private:
         if (client >= 0)
           ::close(client);
         return;
+      }
+      if (static_cast<int>(silent_.size()) < unanswered_) {
+        silent_.push_back(client);
+        continue;
       }
       int server = ::socket(AF_INET, SOCK_STREAM, 0);
       auto addr = loopback(target_port_);
@@ -168,6 +177,8 @@ private:
   }
 
   uint16_t target_port_;
+  int unanswered_;
+  std::vector<int> silent_; // only the acceptor thread touches it
   uint16_t port_ = 0;
   int listener_ = -1;
   std::atomic<bool> stopping_{false};

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "broker_process.hpp"
+#include "client/connection.hpp"
 #include "test_certs.hpp"
 
 namespace tb::test {
@@ -51,6 +52,7 @@ tls_channel(const std::string& address, const std::string& root,
   }
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  client::limit_connect_attempts(args);
   return grpc::CreateCustomChannel("localhost:" + port_of(address),
                                    grpc::SslCredentials(options), args);
 }
@@ -61,6 +63,7 @@ inline std::shared_ptr<grpc::Channel>
 plain_channel(const std::string& address) {
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  client::limit_connect_attempts(args);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(),
                                    args);
 }
