@@ -327,7 +327,7 @@ void rejoin_lost_memberships(session_pointer self, const caf::actor_addr& group,
 void try_rejoin(session_pointer self, uint64_t subscription_id,
                 uint64_t attempt);
 
-// -- request/reply (actors/session/session_requests.cpp) ----------------------
+// -- request/reply (actors/session/session_requests.cpp, session_replies.cpp)
 
 /// Answers a Request frame, or a unary Request call when `unary` is set:
 /// checks it, then hands it to the responders (NO_RESPONDERS at once when
@@ -347,6 +347,10 @@ void accept_request(session_pointer self, request_delivery& delivery);
 /// handle is its delivery id).
 void open_group_request(session_pointer self, const group_delivery& item,
                         const group_actor& group);
+
+/// Makes sure a wake-up (`rtimeout_atom`) is pending at or before the
+/// earliest deadline of the session's requests, sent and received.
+void schedule_request_wake(session_pointer self);
 
 /// Takes the reply to the client's request `key`; false if it is late (the
 /// request was answered or timed out).

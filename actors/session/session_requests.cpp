@@ -1,18 +1,12 @@
-// The request/reply side of a session actor (docs/semantics.md, "Request
-// and reply").
+// The caller's side of request/reply in a session actor (docs/semantics.md,
+// "Request and reply"; the responder's side is in session_replies.cpp).
 //
-// Caller side: a Request is checked like a published message (topic, size,
+// A Request is checked like a published message (topic, size,
 // publish rights), given a message id (its key here), and sent to the
 // topic's fan-out subscribers (each gets it; the first reply wins) or, with
 // a group, held by that group as one delivery. Nobody to send it to: the
 // caller gets NO_RESPONDERS at once. Its timeout is one entry in the
 // session's deadline set (request_book), woken by a delayed rtimeout_atom.
-//
-// Responder side: a received request gets a reply handle, valid on this
-// session only; a Reply naming it goes to the caller's session alone. The
-// caller answers whether it still waited; a reply that came too late (the
-// first reply won, the timeout passed, or the caller is gone) is counted
-// here as a late reply and dropped.
 
 #include <chrono>
 #include <string>
@@ -35,10 +29,6 @@ constexpr uint32_t default_timeout_ms = 5000;
 // The longest timeout a request may ask for.
 constexpr uint32_t max_timeout_ms = 600'000;
 
-// How long a responder keeps a received request answerable past its
-// deadline, so that a reply racing the caller's timeout is still counted.
-constexpr std::chrono::seconds open_slack{1};
-
 // Refuses a request: an error frame naming it, or the unary call's status.
 void fail(session_pointer self, uint64_t request_id,
           const unary_request_ptr& unary, const error_info& err) {
@@ -57,18 +47,6 @@ void fail(session_pointer self, uint64_t request_id,
   flush(self);
 }
 
-// Makes sure a wake-up is pending at or before the earliest deadline.
-void schedule_wake(session_pointer self) {
-  auto& book = self->state.requests;
-  auto due = book.next_due();
-  if (!due || (book.wake && *book.wake <= *due))
-    return;
-  book.wake = *due;
-  auto now = self->clock().now();
-  auto delay = *due > now ? *due - now : caf::timespan{0};
-  self->delayed_send(self, delay, rtimeout_atom_v);
-}
-
 // Records the request `key` as waiting, until `timeout` from now.
 void wait_for_reply(session_pointer self, uint64_t key, uint64_t request_id,
                     const unary_request_ptr& unary,
@@ -77,7 +55,7 @@ void wait_for_reply(session_pointer self, uint64_t key, uint64_t request_id,
   st.requests.add_pending(key, request_id, unary,
                           self->clock().now() + timeout);
   ++st.stats.requests.requests;
-  schedule_wake(self);
+  schedule_request_wake(self);
 }
 
 // A request that found nobody: it no longer waits.
@@ -182,6 +160,17 @@ void deliver_reply(session_pointer self, request_book::pending& p, uint64_t key,
 
 } // namespace
 
+void schedule_request_wake(session_pointer self) {
+  auto& book = self->state.requests;
+  auto due = book.next_due();
+  if (!due || (book.wake && *book.wake <= *due))
+    return;
+  book.wake = *due;
+  auto now = self->clock().now();
+  auto delay = *due > now ? *due - now : caf::timespan{0};
+  self->delayed_send(self, delay, rtimeout_atom_v);
+}
+
 void start_request(session_pointer self, uint64_t request_id, pb::Request& req,
                    unary_request_ptr unary) {
   auto& st = self->state;
@@ -267,97 +256,6 @@ void start_request(session_pointer self, uint64_t request_id, pb::Request& req,
           });
 }
 
-void send_reply(session_pointer self, uint64_t request_id, pb::Reply& reply) {
-  auto& st = self->state;
-  auto size = reply.payload().size();
-  for (auto& [name, value] : reply.headers())
-    size += name.size() + value.size();
-  if (size > st.ctx.limits.max_message_bytes) {
-    queue_error(
-        self, request_id, "reply", 0,
-        make_error_info(ec::message_too_large,
-                        "reply has " + std::to_string(size) +
-                            " bytes; the limit is " +
-                            std::to_string(st.ctx.limits.max_message_bytes)));
-    return;
-  }
-  auto open = st.requests.take_open(reply.reply_handle());
-  if (!open) {
-    queue_error(self, request_id, "reply", 0,
-                make_error_info(ec::unknown_request,
-                                "reply_handle " +
-                                    std::to_string(reply.reply_handle()) +
-                                    " names no request this session received "
-                                    "and has not answered (or it passed its "
-                                    "deadline)"));
-    return;
-  }
-  if (open->group) {
-    // The reply acks the group delivery that carried the request.
-    st.delivery_owners.erase(open->delivery_id);
-    self->send(open->group, ack_atom_v, self_handle(self),
-               std::vector<uint64_t>{open->delivery_id});
-  }
-  reply_body body;
-  body.payload = std::move(*reply.mutable_payload());
-  for (auto& [name, value] : reply.headers())
-    body.headers.emplace_back(name, value);
-  auto caller = caf::actor_cast<session_actor>(open->reply.caller);
-  // Bounded: the caller may be a session on another node, whose loss would
-  // leave an infinite request waiting forever (CAF 0.17).
-  auto timeout = caller.node() != self->node()
-                     ? caf::duration{group_watch::reply_timeout}
-                     : caf::duration{caf::infinite};
-  self->request(caller, timeout, reply_atom_v, open->reply.request,
-                std::move(body))
-      .then(
-          [self](bool delivered) {
-            if (!delivered)
-              ++self->state.stats.requests.late_replies;
-          },
-          [self](caf::error&) {
-            // The caller's session ended: its requests were dropped.
-            ++self->state.stats.requests.late_replies;
-          });
-}
-
-void accept_request(session_pointer self, request_delivery& delivery) {
-  auto& st = self->state;
-  if (st.closing || !st.deliveries.contains(delivery.subscription_id))
-    return; // unsubscribed meanwhile: as a fan-out message, it is gone
-  if (st.requests.open_count() >=
-      st.ctx.limits.max_pending_requests_per_session) {
-    // The client does not answer what it holds: at most once, as fan-out.
-    ++st.stats.dropped;
-    return;
-  }
-  auto handle = st.requests.next_handle();
-  auto remaining = std::chrono::nanoseconds{delivery.reply.deadline_unix_nanos -
-                                            now_unix_nanos()};
-  auto expires = self->clock().now() +
-                 std::max(remaining, std::chrono::nanoseconds{0}) + open_slack;
-  auto deadline = delivery.reply.deadline_unix_nanos;
-  st.requests.add_open(handle, std::move(delivery.reply), {}, 0, expires);
-  st.requests.outbox.push_back(request_book::outgoing{
-      std::move(delivery.message), delivery.subscription_id, handle, deadline});
-  schedule_wake(self);
-  flush(self);
-}
-
-void open_group_request(session_pointer self, const group_delivery& item,
-                        const group_actor& group) {
-  auto& st = self->state;
-  auto remaining = std::chrono::nanoseconds{item.reply.deadline_unix_nanos -
-                                            now_unix_nanos()};
-  auto expires = self->clock().now() +
-                 std::max(remaining, std::chrono::nanoseconds{0}) + open_slack;
-  // A redelivery of the same request replaces nothing: its delivery id,
-  // hence its handle, is new.
-  st.requests.add_open(item.delivery_id, item.reply, group, item.delivery_id,
-                       expires);
-  schedule_wake(self);
-}
-
 bool take_reply(session_pointer self, uint64_t key, reply_body& body) {
   auto& st = self->state;
   auto p = st.requests.take_pending(key);
@@ -381,54 +279,8 @@ void expire_requests(session_pointer self) {
     }
     queue_error(self, p.request_id, "request", 0, err);
   }
-  schedule_wake(self);
+  schedule_request_wake(self);
   flush(self);
-}
-
-bool requests_ready(const session_state& st) {
-  for (auto& item : st.requests.outbox)
-    if (!st.deliveries.contains(item.subscription_id) ||
-        st.deliveries.confirmed(item.subscription_id))
-      return true; // written, or dropped, by the next drain
-  return false;
-}
-
-size_t drain_requests(session_state& st, pb::ServerFrame& frame, size_t max) {
-  if (st.requests.outbox.empty())
-    return 0;
-  // As plain deliveries (delivery_buffer): a request for a subscription
-  // whose Subscribed frame is not queued yet waits, in order, behind it;
-  // one for a subscription ended meanwhile is gone, as fan-out is.
-  auto* out = frame.mutable_deliveries()->mutable_deliveries();
-  size_t moved = 0;
-  ring_queue<request_book::outgoing> held;
-  while (!st.requests.outbox.empty() && moved < max) {
-    auto& item = st.requests.outbox.front();
-    auto id = item.subscription_id;
-    if (!st.deliveries.contains(id)) {
-      st.requests.outbox.pop_front();
-      continue;
-    }
-    if (!st.deliveries.confirmed(id)) {
-      held.push_back(std::move(item));
-      st.requests.outbox.pop_front();
-      continue;
-    }
-    auto* d = out->Add();
-    to_delivery(*item.message, id, *d);
-    d->set_reply_handle(item.handle);
-    d->set_reply_deadline_unix_nanos(item.deadline_unix_nanos);
-    st.requests.outbox.pop_front();
-    ++moved;
-  }
-  if (!held.empty()) {
-    while (!st.requests.outbox.empty()) {
-      held.push_back(std::move(st.requests.outbox.front()));
-      st.requests.outbox.pop_front();
-    }
-    st.requests.outbox = std::move(held);
-  }
-  return moved;
 }
 
 } // namespace tb

@@ -129,9 +129,6 @@ topic_shard_impl(topic_shard_pointer self,
         release_use(self, addr, topic);
         update_idleness(self, topic);
       },
-      [self](add_dest_atom, const fanout_subscriptions& subscriptions) {
-        return shard_add_targets(self, subscriptions);
-      },
       [self](add_dest_atom, const fanout_subscriptions& subscriptions,
              uint64_t ticket) {
         shard_add_targets(self, subscriptions, ticket,

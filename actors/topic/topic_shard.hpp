@@ -240,14 +240,9 @@ void update_idleness(topic_shard_pointer self, shard_topic& topic);
 void expire_topics(topic_shard_pointer self);
 
 /// Adds each subscription's target to every topic its pattern matches;
-/// answers once every cacher of a changed route has it (one push per
-/// cacher for the whole batch).
-caf::result<caf::ok_atom>
-shard_add_targets(topic_shard_pointer self,
-                  const fanout_subscriptions& subscriptions);
-
-/// As `shard_add_targets`, answering with `added_dest_atom` and `ticket`
-/// to `requester` (a message, not a CAF response).
+/// once every cacher of a changed route has it (one push per cacher for the
+/// whole batch), tells `requester` with `added_dest_atom` and `ticket` (a
+/// message, not a CAF response).
 void shard_add_targets(topic_shard_pointer self,
                        const fanout_subscriptions& subscriptions,
                        uint64_t ticket, const caf::actor& requester);

@@ -212,18 +212,6 @@ void push_then(topic_shard_pointer self, route_pushes& pushes,
 
 } // namespace
 
-caf::result<caf::ok_atom>
-shard_add_targets(topic_shard_pointer self,
-                  const fanout_subscriptions& subscriptions) {
-  auto pushes = stage_targets(self, subscriptions);
-  if (pushes.batches.empty())
-    return caf::ok_atom_v;
-  auto promise = self->make_response_promise<caf::ok_atom>();
-  push_then(self, pushes,
-            [promise]() mutable { promise.deliver(caf::ok_atom_v); });
-  return promise;
-}
-
 void shard_add_targets(topic_shard_pointer self,
                        const fanout_subscriptions& subscriptions,
                        uint64_t ticket, const caf::actor& requester) {
