@@ -196,7 +196,7 @@ private:
   mutable std::atomic<uint32_t> refs_{1};
   uint16_t topic_size_ = 0;
   uint8_t priority_ = 0;
-  uint8_t reserved_ = 0;
+  // One byte of padding here; the record stays 48 bytes (message.cpp).
   uint32_t payload_size_ = 0;
   uint32_t key_size_ = 0;
   uint32_t header_bytes_ = 0;

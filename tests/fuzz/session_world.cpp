@@ -76,6 +76,10 @@ void checking_sink::write(std::unique_ptr<pb::ServerFrame> frame) {
   case kind::kSubscribed:
     confirmed_subscriptions_.insert(frame->subscribed().subscription_id());
     break;
+  case kind::kSubscribedBatch:
+    for (auto id : frame->subscribed_batch().subscription_ids())
+      confirmed_subscriptions_.insert(id);
+    break;
   case kind::kError: {
     auto& error = frame->error();
     check(error.error().code() != 0 && !error.error().reason().empty() &&
@@ -94,6 +98,7 @@ void checking_sink::write(std::unique_ptr<pb::ServerFrame> frame) {
   }
   case kind::kUnsubscribed:
   case kind::kDropped:
+  case kind::kResponse:
     break;
   }
 }
