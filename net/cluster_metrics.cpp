@@ -23,6 +23,7 @@
 //   tinybroker_cluster_memberships_ended_total     ... that gave up
 
 #include "net/metrics_format.hpp"
+#include "net/metrics_lines.hpp"
 
 #include <string>
 
@@ -48,8 +49,8 @@ std::string cluster_peer_labels(const tinybroker::v1::ClusterPeer& p,
 void add_node_series(std::string& out, const char* name, const char* type,
                      const char* help, uint64_t value) {
   auto series = std::string{"tinybroker_cluster_"} + name;
-  out += "# HELP " + series + " " + help + "\n# TYPE " + series + " " + type +
-         "\n" + series + " " + std::to_string(value) + "\n";
+  metrics_lines::header(out, series, type, help);
+  metrics_lines::sample(out, series, "", metrics_lines::count(value));
 }
 
 } // namespace

@@ -1,4 +1,5 @@
 #include "net/metrics_format.hpp"
+#include "net/metrics_lines.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -9,44 +10,9 @@
 namespace tb {
 
 namespace pb = tinybroker::v1;
+using namespace metrics_lines;
 
 namespace {
-
-// -- writing the format -------------------------------------------------------
-
-// Appends the `# HELP` and `# TYPE` lines of family `name` (help texts are
-// constants here, with nothing to escape).
-void header(std::string& out, std::string_view name, std::string_view type,
-            std::string_view help) {
-  out.append("# HELP ").append(name).append(" ").append(help).append("\n");
-  out.append("# TYPE ").append(name).append(" ").append(type).append("\n");
-}
-
-// Appends one sample line; `labels` is empty or `{...}`.
-void sample(std::string& out, std::string_view name, std::string_view labels,
-            const std::string& value) {
-  out.append(name).append(labels).append(" ").append(value).append("\n");
-}
-
-// Returns `{name="value"}` with the value escaped.
-std::string one_label(std::string_view name, std::string_view value) {
-  return std::string{"{"}
-      .append(name)
-      .append("=\"")
-      .append(escape_label_value(value))
-      .append("\"}");
-}
-
-// Formats a count: integers as integers, so that large counters keep every
-// digit in the text.
-std::string count(uint64_t n) {
-  return std::to_string(n);
-}
-
-// Converts milliseconds to the seconds the metrics are in.
-std::string seconds(uint64_t ms) {
-  return format_metric_value(static_cast<double>(ms) / 1000.0);
-}
 
 // -- the metric tables --------------------------------------------------------
 
@@ -201,123 +167,6 @@ const broker_metric broker_metrics[] = {
      }},
 };
 
-// A per-group metric, labelled `group`.
-struct group_metric {
-  std::string_view name;
-  std::string_view type;
-  std::string_view help;
-  std::string (*value)(const pb::GroupCounters&);
-};
-
-const group_metric group_metrics[] = {
-    {"tinybroker_group_pending_messages", "gauge",
-     "Messages the group holds that are not in flight.",
-     [](const pb::GroupCounters& g) {
-       return count(g.pending());
-     }},
-    {"tinybroker_group_in_flight", "gauge",
-     "Deliveries of the group awaiting an answer.",
-     [](const pb::GroupCounters& g) {
-       return count(g.in_flight());
-     }},
-    {"tinybroker_group_members", "gauge", "Connected members of the group.",
-     [](const pb::GroupCounters& g) {
-       return count(g.members());
-     }},
-    {"tinybroker_group_stalled_members", "gauge",
-     "Members marked stalled: their deliveries passed ack_wait unanswered 3 "
-     "times in a row; they get no new deliveries until they answer.",
-     [](const pb::GroupCounters& g) {
-       return count(g.stalled_members());
-     }},
-    {"tinybroker_group_held_bytes", "gauge",
-     "Payload, header and key bytes the group holds.",
-     [](const pb::GroupCounters& g) {
-       return count(g.held_bytes());
-     }},
-    {"tinybroker_group_oldest_pending_age_seconds", "gauge",
-     "Age of the oldest message held and not in flight (0 when none waits).",
-     [](const pb::GroupCounters& g) {
-       return seconds(g.oldest_pending_age_ms());
-     }},
-    {"tinybroker_group_received_total", "counter",
-     "Messages the group accepted.",
-     [](const pb::GroupCounters& g) {
-       return count(g.received());
-     }},
-    {"tinybroker_group_delivered_total", "counter",
-     "Deliveries the group made, first attempts and redeliveries.",
-     [](const pb::GroupCounters& g) {
-       return count(g.delivered());
-     }},
-    {"tinybroker_group_acked_total", "counter", "Messages acked.",
-     [](const pb::GroupCounters& g) {
-       return count(g.acked());
-     }},
-    {"tinybroker_group_redelivered_total", "counter", "Redeliveries made.",
-     [](const pb::GroupCounters& g) {
-       return count(g.redelivered());
-     }},
-    {"tinybroker_group_expired_total", "counter",
-     "Deliveries that passed ack_wait unanswered.",
-     [](const pb::GroupCounters& g) {
-       return count(g.expired());
-     }},
-    {"tinybroker_group_dead_lettered_total", "counter",
-     "Messages sent to the dead letter topic.",
-     [](const pb::GroupCounters& g) {
-       return count(g.dead_lettered());
-     }},
-    {"tinybroker_group_dropped_total", "counter",
-     "Messages dropped by overflow = drop_oldest or dead_letter = none.",
-     [](const pb::GroupCounters& g) {
-       return count(g.dropped());
-     }},
-    {"tinybroker_group_expired_ttl_total", "counter",
-     "Messages that expired while waiting (ttl_ms or max_age), "
-     "dead-lettered or dropped per on_expiry.",
-     [](const pb::GroupCounters& g) {
-       return count(g.expired_ttl());
-     }},
-    {"tinybroker_group_scheduled_messages", "gauge",
-     "Messages held apart until their due time (delay_ms, "
-     "not_before_unix_ms, nacks with a delay).",
-     [](const pb::GroupCounters& g) {
-       return count(g.scheduled());
-     }},
-    {"tinybroker_group_next_due_timestamp_seconds", "gauge",
-     "When the earliest scheduled message falls due, in Unix seconds (0 "
-     "when none is scheduled).",
-     [](const pb::GroupCounters& g) {
-       return seconds(static_cast<uint64_t>(g.next_due_unix_ms()));
-     }},
-    {"tinybroker_group_refused_total", "counter",
-     "Messages refused because the group was full (overflow = reject).",
-     [](const pb::GroupCounters& g) {
-       return count(g.refused());
-     }},
-};
-
-// A per-topic metric, labelled `topic`.
-struct topic_metric {
-  std::string_view name;
-  std::string_view help;
-  uint64_t (*value)(const pb::TopicStats&);
-};
-
-const topic_metric topic_metrics[] = {
-    {"tinybroker_topic_destinations",
-     "Fan-out subscriptions the topic routes to.",
-     [](const pb::TopicStats& t) {
-       return t.destinations();
-     }},
-    {"tinybroker_topic_publishers",
-     "Sessions that publish to the topic (cache its route).",
-     [](const pb::TopicStats& t) {
-       return t.publishers();
-     }},
-};
-
 // Appends the delivery latency histogram: cumulative buckets by upper
 // bound, the +Inf bucket (every delivery), the sum and the count.
 void write_latency_histogram(std::string& out, const pb::LatencyHistogram& h) {
@@ -360,19 +209,9 @@ std::string render_metrics(const pb::StatsReply& reply,
   sample(out, "tinybroker_build_info", one_label("version", broker.version()),
          "1");
   write_latency_histogram(out, broker.delivery_latency());
-  if (reply.groups_size() > 0)
-    for (const auto& m : group_metrics) {
-      header(out, m.name, m.type, m.help);
-      for (const auto& g : reply.groups())
-        sample(out, m.name, one_label("group", g.name()),
-               m.value(g.counters()));
-    }
-  if (options.per_topic && reply.topics_size() > 0)
-    for (const auto& m : topic_metrics) {
-      header(out, m.name, "gauge", m.help);
-      for (const auto& t : reply.topics())
-        sample(out, m.name, one_label("topic", t.name()), count(m.value(t)));
-    }
+  out += render_group_metrics(reply);
+  if (options.per_topic)
+    out += render_topic_metrics(reply);
   if (reply.has_cluster())
     out += render_cluster_metrics(reply.cluster());
   return out;

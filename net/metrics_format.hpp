@@ -53,6 +53,14 @@ std::string render_tls_expiry(int64_t not_after);
 /// `\\`, `"` as `\"` and a newline as `\n`.
 std::string escape_label_value(std::string_view value);
 
+/// Renders the per-group series of `reply` (net/group_metrics.cpp), one
+/// per group labelled `group`; "" without groups.
+std::string render_group_metrics(const tinybroker::v1::StatsReply& reply);
+
+/// Renders the per-topic series of `reply` (net/group_metrics.cpp), one
+/// per topic labelled `topic`; "" without topics.
+std::string render_topic_metrics(const tinybroker::v1::StatsReply& reply);
+
 /// Renders the cluster section of Stats (net/cluster_metrics.cpp): the
 /// nodes this node sees up, and one series per peer and link state.
 std::string render_cluster_metrics(const tinybroker::v1::ClusterStats& c);

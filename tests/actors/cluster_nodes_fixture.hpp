@@ -141,4 +141,9 @@ private:
   std::vector<tb::router_actor> extra_;
 };
 
+/// The fixture of the tests of groups across nodes
+/// (tests/actors/cluster_groups_test.cpp, cluster_groups_loss_test.cpp),
+/// shared so that both files' tests are one suite.
+class ClusterGroups : public cluster_nodes_test {};
+
 } // namespace tb::test
