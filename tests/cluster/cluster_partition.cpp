@@ -3,11 +3,19 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <thread>
+
+#include <gtest/gtest.h>
 
 namespace tb::test {
 
@@ -85,7 +93,29 @@ std::set<unsigned long> partition_socket_inodes(pid_t pid) {
 
 loopback_partition::loopback_partition()
     : table_("tb_partition_" + std::to_string(::getpid())) {
-  // nop
+  if (::geteuid() == 0)
+    remove_stale_tables();
+}
+
+int loopback_partition::remove_stale_tables() {
+  constexpr std::string_view prefix = "table inet tb_partition_";
+  auto tables = partition_output("nft list tables 2>/dev/null");
+  std::istringstream lines{tables};
+  int removed = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(prefix, 0) != 0)
+      continue;
+    auto pid = static_cast<pid_t>(
+        std::strtol(line.c_str() + prefix.size(), nullptr, 10));
+    if (pid <= 0 || ::kill(pid, 0) == 0 || errno != ESRCH)
+      continue;
+    bool ok = false;
+    partition_nft("delete table inet " +
+                      line.substr(std::strlen("table inet ")) + "\n",
+                  &ok);
+    removed += ok ? 1 : 0;
+  }
+  return removed;
 }
 
 loopback_partition::~loopback_partition() {
@@ -178,9 +208,22 @@ bool loopback_partition::isolate(pid_t pid, uint16_t own_port,
 void loopback_partition::heal() {
   if (!active_)
     return;
-  bool ok = false;
-  partition_nft("delete table inet " + table_ + "\n", &ok);
   active_ = false;
+  std::string out;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    bool ok = false;
+    out = partition_nft("delete table inet " + table_ + "\n", &ok);
+    bool listed = false;
+    partition_nft("list table inet " + table_ + "\n", &listed);
+    if (!listed)
+      return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ADD_FAILURE() << "the partition's nftables table " << table_
+                << " is still there after 5 deletes (" << out
+                << "); its rules drop packets of later connections on its "
+                   "ports: delete it with `nft delete table inet "
+                << table_ << "`";
 }
 
 uint64_t loopback_partition::dropped() const {

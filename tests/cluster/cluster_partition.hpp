@@ -18,6 +18,13 @@
 //
 // Needs root (CAP_NET_ADMIN) and the `nft` command (scripts/setup.sh
 // installs nftables); `why_unavailable()` says what is missing.
+//
+// A table left behind outlives the test: its rules go on dropping packets
+// of any later connection that reuses one of its port numbers, which looks
+// like a lost SYN to every other test on the machine. So `heal()` checks
+// that the table is gone (and fails the test if it is not), a new partition
+// first deletes the tables of processes that no longer run, and
+// scripts/setup.sh deletes every such table before the tests run.
 
 #pragma once
 
@@ -50,8 +57,13 @@ public:
   bool isolate(pid_t pid, uint16_t own_port,
                const std::vector<uint16_t>& others, std::string* why);
 
-  /// Deletes the table: traffic flows again. Safe to call twice.
+  /// Deletes the table and checks that it is gone (a few attempts; the
+  /// test fails if it stays): traffic flows again. Safe to call twice.
   void heal();
+
+  /// Deletes the partition tables (`tb_partition_<pid>`) whose process no
+  /// longer runs; returns how many.
+  static int remove_stale_tables();
 
   /// Returns the local ports of `pid`'s TCP connections whose remote port is
   /// one of `remote_ports` (from /proc).

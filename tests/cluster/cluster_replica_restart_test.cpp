@@ -7,6 +7,11 @@
 // lost, duplicates counted and bounded. The partition tool's own test runs
 // without replicas. 10-40 s each.
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -38,6 +43,18 @@ protected:
   }
 };
 
+// Returns the output of `nft list tables`.
+std::string nft_tables() {
+  std::string tables;
+  if (auto* p = ::popen("nft list tables 2>/dev/null", "r")) {
+    char buf[256];
+    while (auto n = std::fread(buf, 1, sizeof(buf), p))
+      tables.append(buf, n);
+    ::pclose(p);
+  }
+  return tables;
+}
+
 TEST_F(ClusterPartitionTest, ToolCutsOneNodeOffAndHeals) {
   start_three();
   auto& n1 = *nodes[0];
@@ -59,15 +76,29 @@ TEST_F(ClusterPartitionTest, ToolCutsOneNodeOffAndHeals) {
   } // healed
   for (auto& n : nodes)
     EXPECT_TRUE(wait_synced(*n, 2, 10s)) << n->name << " after the heal";
-  auto tables = std::string{};
-  if (auto* p = ::popen("nft list tables 2>/dev/null", "r")) {
-    char buf[256];
-    while (auto n = std::fread(buf, 1, sizeof(buf), p))
-      tables.append(buf, n);
-    ::pclose(p);
-  }
+  auto tables = nft_tables();
   EXPECT_EQ(tables.find(loopback_partition{}.table()), std::string::npos)
       << "the table is gone: " << tables;
+}
+
+// A table left by a process that no longer runs (killed mid-partition) is
+// deleted by the next partition; one of a running process is kept.
+TEST_F(ClusterPartitionTest, TablesOfProcessesThatAreGoneAreDeleted) {
+  pid_t child = ::fork();
+  if (child == 0)
+    ::_exit(0);
+  ASSERT_GT(child, 0);
+  ::waitpid(child, nullptr, 0);
+  auto gone = "tb_partition_" + std::to_string(child);
+  auto alive = "tb_partition_" + std::to_string(::getppid());
+  for (auto& table : {gone, alive})
+    ASSERT_EQ(std::system(("nft add table inet " + table).c_str()), 0);
+  EXPECT_NE(nft_tables().find(gone), std::string::npos);
+  EXPECT_GE(loopback_partition::remove_stale_tables(), 1);
+  auto tables = nft_tables();
+  EXPECT_EQ(tables.find(gone + "\n"), std::string::npos) << tables;
+  EXPECT_NE(tables.find(alive + "\n"), std::string::npos) << tables;
+  std::system(("nft delete table inet " + alive).c_str());
 }
 
 TEST_F(ClusterPartitionTest, IsolatedOwnerRefusesAndTheOthersServeTheGroup) {

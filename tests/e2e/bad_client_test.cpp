@@ -331,9 +331,9 @@ TEST_F(BadClientTest, SubscribeUnsubscribeCyclesLeaveNothingBehind) {
 TEST_F(BadClientTest, ConnectDisconnectCyclesLeaveNothingBehind) {
   // Under ASan a cycle takes 8 ms instead of 1.6: 2,500 cycles still look
   // for memory errors over thousands of connections within the timeout.
-  // Else 4,000 paced to 250 a second: at 800 connects a second the test
-  // machine's loopback lost some (connected_raw_channel) of this test and
-  // of the tests beside it (a CLI that could not connect within 5 s).
+  // Else 4,000 paced to 250 a second, so that the tests beside it keep
+  // their share of the machine; a connect that gets no answer is made
+  // again (connected_raw_channel).
   constexpr size_t cycles = under_sanitizer ? 2500 : 4000;
   constexpr auto cycle_spacing = std::chrono::milliseconds(4);
   constexpr int max_lost_connects = 5; // made again

@@ -1,9 +1,9 @@
 // End to end: a connection attempt that gets no answer is abandoned after
 // `client::connect_attempt_timeout` (2 s) and another one made, in the
 // client library, the CLI and the load generator alike (docs/client.md,
-// "Connecting"). A connect whose SYN is lost (this machine's loopback loses
-// one now and then when connections come fast) looks to gRPC like a TCP
-// proxy that accepts and never forwards: both wait for the broker's first
+// "Connect"). A connect whose SYN is lost (on a lossy network, or behind a
+// packet filter's stale rule) looks to gRPC like a TCP proxy that accepts
+// and never forwards: both wait for the broker's first
 // HTTP/2 frame until the attempt's deadline. gRPC's own default deadline is
 // 20 s.
 

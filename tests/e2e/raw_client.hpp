@@ -54,13 +54,12 @@ inline std::shared_ptr<grpc::Channel> raw_channel(const std::string& address,
 }
 
 /// Returns a channel of its own (see `raw_channel`) whose connection is up,
-/// or null. The test machines' loopback now and then leaves a connect
-/// unanswered: its SYN and every retransmission are lost (the kernel counts
-/// TCPRetransFail; a bare Python socket loop loses one after 2,000 to
-/// 13,000 connects), and gRPC would wait 20 s before it gives up. Such a
-/// connection is dropped after 2 s and another one made, counted in
-/// `lost`, until `lost` passes `max_lost`; the broker plays no part before
-/// a connection is up.
+/// or null. A connect that gets no answer (its SYN lost; on the test
+/// machines that was a partition test's nftables table left behind, whose
+/// rules dropped packets of any connection on their port numbers: see
+/// tests/cluster/cluster_partition.hpp) is dropped after 2 s and another
+/// one made, counted in `lost`, until `lost` passes `max_lost`; the broker
+/// plays no part before a connection is up.
 inline std::shared_ptr<grpc::Channel>
 connected_raw_channel(const std::string& address, int& lost, int max_lost) {
   for (;;) {
