@@ -12,24 +12,23 @@
 
 namespace tb {
 
-grpc::ServerUnaryReactor*
-broker_service::Request(grpc::CallbackServerContext* ctx,
-                        const tinybroker::v1::Request* req,
-                        tinybroker::v1::Response* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  refusal_reporter report{logger_, "Request", ctx->peer()};
+void broker_service::serve_request(const grpc::ServerContextBase& ctx,
+                                   const tinybroker::v1::Request* req,
+                                   tinybroker::v1::Response* reply,
+                                   unary_done done) {
+  refusal_reporter report{logger_, "Request", ctx.peer()};
   if (shutting_down_ || publishers_.empty()) {
     auto err =
         make_error_info(ec::shutting_down, "the broker is shutting down");
     report(err);
-    reactor->Finish(to_grpc_status(err));
-    return reactor;
+    done(to_grpc_status(err));
+    return;
   }
-  auto who = auth_.authenticate(*ctx);
+  auto who = auth_.authenticate(ctx);
   if (who.error) {
     report(who.error);
-    reactor->Finish(to_grpc_status(who.error));
-    return reactor;
+    done(to_grpc_status(who.error));
+    return;
   }
   auto call = std::make_shared<unary_request_call>();
   // gRPC owns the request for the call's lifetime; the actor moves the
@@ -40,13 +39,13 @@ broker_service::Request(grpc::CallbackServerContext* ctx,
   call->grant = std::move(who.grant);
   sessions_.call_started();
   // The publisher logs its refusals; here the call only ends.
-  call->finish = [this, reactor](const error_info& status) {
-    reactor->Finish(to_grpc_status(status));
+  call->finish = [this, done](const error_info& status) {
+    done(to_grpc_status(status));
     sessions_.call_done();
   };
   auto index = next_publisher_++ % publishers_.size();
   caf::anon_send(publishers_[index], unary_req_atom_v, std::move(call));
-  return reactor;
+  return;
 }
 
 } // namespace tb

@@ -62,38 +62,37 @@ void broker_service::shut_down() {
   sessions_.shut_down();
 }
 
-grpc::ServerUnaryReactor*
-broker_service::Publish(grpc::CallbackServerContext* ctx,
-                        const grpc::ByteBuffer* req, grpc::ByteBuffer* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  refusal_reporter report{logger_, "Publish", ctx->peer()};
+void broker_service::serve_publish(const grpc::ServerContextBase& ctx,
+                                   const grpc::ByteBuffer* req,
+                                   grpc::ByteBuffer* reply, unary_done done) {
+  refusal_reporter report{logger_, "Publish", ctx.peer()};
   if (shutting_down_ || publishers_.empty()) {
     auto err =
         make_error_info(ec::shutting_down, "the broker is shutting down");
     report(err);
-    reactor->Finish(to_grpc_status(err));
-    return reactor;
+    done(to_grpc_status(err));
+    return;
   }
-  auto who = auth_.authenticate(*ctx);
+  auto who = auth_.authenticate(ctx);
   if (who.error) {
     report(who.error);
-    reactor->Finish(to_grpc_status(who.error));
-    return reactor;
+    done(to_grpc_status(who.error));
+    return;
   }
   if (auto size = req->Length(), limit = grpc_frame_limit(ctx_.limits);
       size > limit) {
     // Issue 26: as a Session frame over the limit (session_bridge).
     log::warn("Publish request over the frame limit; answering "
               "RESOURCE_EXHAUSTED",
-              {{"peer", ctx->peer()}, {"bytes", size}, {"limit_bytes", limit}});
-    reactor->Finish(grpc::Status{
+              {{"peer", ctx.peer()}, {"bytes", size}, {"limit_bytes", limit}});
+    done(grpc::Status{
         grpc::StatusCode::RESOURCE_EXHAUSTED,
         "the request has " + std::to_string(size) +
             " bytes; the broker reads requests of up to " +
             std::to_string(limit) +
             " bytes (it follows limits.max_message_bytes and "
             "limits.max_publish_batch); nothing of it was routed"});
-    return reactor;
+    return;
   }
   auto parsed = std::make_shared<publish_call>();
   // gRPC owns a mutable request buffer for the call's lifetime.
@@ -104,8 +103,8 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
     // a warning, not the info line of an ordinary refusal.
     log::warn("malformed Publish request; answering INVALID_ARGUMENT",
               {{"peer", report.peer}, {"error", status.error_message()}});
-    reactor->Finish(status);
-    return reactor;
+    done(status);
+    return;
   }
   auto call = std::make_shared<unary_call>();
   // The publisher moves payloads out of the request instead of copying.
@@ -116,7 +115,7 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
   sessions_.call_started();
   // A call refused as a whole (a batch beyond the limit, a stop) is logged
   // here; messages refused one by one are logged by the publisher.
-  call->finish = [this, reactor, reply, parsed,
+  call->finish = [this, done, reply, parsed,
                   report = std::move(report)](const error_info& status) {
     report(status);
     auto result = to_grpc_status(status);
@@ -124,12 +123,12 @@ broker_service::Publish(grpc::CallbackServerContext* ctx,
     if (result.ok())
       result = grpc::SerializationTraits<pb::PublishReply>::Serialize(
           parsed->reply, reply, &own_buffer);
-    reactor->Finish(result);
+    done(result);
     sessions_.call_done();
   };
   auto index = next_publisher_++ % publishers_.size();
   caf::anon_send(publishers_[index], unary_atom_v, std::move(call));
-  return reactor;
+  return;
 }
 
 error_info broker_service::admit_session(const grpc::ServerContextBase& ctx,
@@ -166,62 +165,57 @@ broker_service::Session(grpc::CallbackServerContext* ctx) {
                              std::move(client_name));
 }
 
-grpc::ServerUnaryReactor*
-broker_service::CreateGroup(grpc::CallbackServerContext* ctx,
-                            const pb::CreateGroupRequest* req,
-                            pb::GroupInfo* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  if (refused_admin(ctx, reactor, "CreateGroup"))
-    return reactor;
-  create_group_call(sys_, ctx_.router, group_defaults_, *req, reply, reactor,
-                    refusal_reporter{logger_, "CreateGroup", ctx->peer()});
-  return reactor;
+void broker_service::serve_create_group(const grpc::ServerContextBase& ctx,
+                                        const pb::CreateGroupRequest* req,
+                                        pb::GroupInfo* reply, unary_done done) {
+  if (refused_admin(ctx, done, "CreateGroup"))
+    return;
+  create_group_call(sys_, ctx_.router, group_defaults_, *req, reply,
+                    std::move(done),
+                    refusal_reporter{logger_, "CreateGroup", ctx.peer()});
+  return;
 }
 
-grpc::ServerUnaryReactor*
-broker_service::DeleteGroup(grpc::CallbackServerContext* ctx,
-                            const pb::DeleteGroupRequest* req,
-                            pb::DeleteGroupReply* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  if (refused_admin(ctx, reactor, "DeleteGroup"))
-    return reactor;
-  delete_group_call(sys_, ctx_.router, req->name(), reply, reactor,
-                    refusal_reporter{logger_, "DeleteGroup", ctx->peer()});
-  return reactor;
+void broker_service::serve_delete_group(const grpc::ServerContextBase& ctx,
+                                        const pb::DeleteGroupRequest* req,
+                                        pb::DeleteGroupReply* reply,
+                                        unary_done done) {
+  if (refused_admin(ctx, done, "DeleteGroup"))
+    return;
+  delete_group_call(sys_, ctx_.router, req->name(), reply, std::move(done),
+                    refusal_reporter{logger_, "DeleteGroup", ctx.peer()});
+  return;
 }
 
-grpc::ServerUnaryReactor*
-broker_service::PurgeGroup(grpc::CallbackServerContext* ctx,
-                           const pb::PurgeGroupRequest* req,
-                           pb::PurgeGroupReply* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  if (refused_admin(ctx, reactor, "PurgeGroup"))
-    return reactor;
-  purge_group_call(sys_, ctx_.router, req->name(), reply, reactor,
-                   refusal_reporter{logger_, "PurgeGroup", ctx->peer()});
-  return reactor;
+void broker_service::serve_purge_group(const grpc::ServerContextBase& ctx,
+                                       const pb::PurgeGroupRequest* req,
+                                       pb::PurgeGroupReply* reply,
+                                       unary_done done) {
+  if (refused_admin(ctx, done, "PurgeGroup"))
+    return;
+  purge_group_call(sys_, ctx_.router, req->name(), reply, std::move(done),
+                   refusal_reporter{logger_, "PurgeGroup", ctx.peer()});
+  return;
 }
 
-grpc::ServerUnaryReactor*
-broker_service::ListGroups(grpc::CallbackServerContext* ctx,
-                           const pb::ListGroupsRequest*,
-                           pb::ListGroupsReply* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  if (refused_admin(ctx, reactor, "ListGroups"))
-    return reactor;
-  list_groups_call(sys_, ctx_.router, reply, reactor,
-                   refusal_reporter{logger_, "ListGroups", ctx->peer()});
-  return reactor;
+void broker_service::serve_list_groups(const grpc::ServerContextBase& ctx,
+                                       const pb::ListGroupsRequest*,
+                                       pb::ListGroupsReply* reply,
+                                       unary_done done) {
+  if (refused_admin(ctx, done, "ListGroups"))
+    return;
+  list_groups_call(sys_, ctx_.router, reply, std::move(done),
+                   refusal_reporter{logger_, "ListGroups", ctx.peer()});
+  return;
 }
 
-bool broker_service::refused_admin(grpc::CallbackServerContext* ctx,
-                                   grpc::ServerUnaryReactor* reactor,
-                                   const char* call) {
-  auto err = auth_.authorize_admin(*ctx, call);
+bool broker_service::refused_admin(const grpc::ServerContextBase& ctx,
+                                   const unary_done& done, const char* call) {
+  auto err = auth_.authorize_admin(ctx, call);
   if (!err)
     return false;
-  refusal_reporter{logger_, call, ctx->peer()}(err);
-  reactor->Finish(to_grpc_status(err));
+  refusal_reporter{logger_, call, ctx.peer()}(err);
+  done(to_grpc_status(err));
   return true;
 }
 
@@ -267,38 +261,35 @@ console_sources broker_service::console() {
   return result;
 }
 
-grpc::ServerUnaryReactor*
-broker_service::Stats(grpc::CallbackServerContext* ctx,
-                      const pb::StatsRequest* req, pb::StatsReply* reply) {
-  auto* reactor = ctx->DefaultReactor();
-  if (refused_admin(ctx, reactor, "Stats"))
-    return reactor;
-  collect_stats(*req,
-                [reactor, reply,
-                 report = refusal_reporter{logger_, "Stats", ctx->peer()}](
-                    pb::StatsReply& result, const error_info& err) {
-                  if (err) {
-                    report(err);
-                    reactor->Finish(to_grpc_status(err));
-                    return;
-                  }
-                  reply->Swap(&result);
-                  reactor->Finish(grpc::Status::OK);
-                });
-  return reactor;
+void broker_service::serve_stats(const grpc::ServerContextBase& ctx,
+                                 const pb::StatsRequest* req,
+                                 pb::StatsReply* reply, unary_done done) {
+  if (refused_admin(ctx, done, "Stats"))
+    return;
+  collect_stats(*req, [done, reply,
+                       report = refusal_reporter{logger_, "Stats", ctx.peer()}](
+                          pb::StatsReply& result, const error_info& err) {
+    if (err) {
+      report(err);
+      done(to_grpc_status(err));
+      return;
+    }
+    reply->Swap(&result);
+    done(grpc::Status::OK);
+  });
+  return;
 }
 
-grpc::ServerUnaryReactor* broker_service::Info(grpc::CallbackServerContext* ctx,
-                                               const pb::InfoRequest*,
-                                               pb::InfoReply* reply) {
-  auto* reactor = ctx->DefaultReactor();
+void broker_service::serve_info(const grpc::ServerContextBase& ctx,
+                                const pb::InfoRequest*, pb::InfoReply* reply,
+                                unary_done done) {
   // Any caller the broker authenticates may ask: the limits are what every
   // client must respect (docs/security.md).
-  auto who = auth_.authenticate(*ctx);
+  auto who = auth_.authenticate(ctx);
   if (who.error) {
-    refusal_reporter{logger_, "Info", ctx->peer()}(who.error);
-    reactor->Finish(to_grpc_status(who.error));
-    return reactor;
+    refusal_reporter{logger_, "Info", ctx.peer()}(who.error);
+    done(to_grpc_status(who.error));
+    return;
   }
   {
     std::lock_guard<std::mutex> guard{info_mutex_};
@@ -310,8 +301,8 @@ grpc::ServerUnaryReactor* broker_service::Info(grpc::CallbackServerContext* ctx,
           std::chrono::steady_clock::now() - started_)
           .count()));
   reply->set_auth_enabled(auth_.enabled());
-  reactor->Finish(grpc::Status::OK);
-  return reactor;
+  done(grpc::Status::OK);
+  return;
 }
 
 } // namespace tb

@@ -1,4 +1,5 @@
-// The tinybroker.v1.Broker gRPC service (callback API).
+// The tinybroker.v1.Broker gRPC service: the calls' handlers, and their
+// form on gRPC's callback API.
 
 #pragma once
 
@@ -14,6 +15,7 @@
 #include "net/log_actor.hpp"
 #include "net/session_reactor.hpp"
 #include "net/stats_collector.hpp"
+#include "net/unary_done.hpp"
 #include "tinybroker.grpc.pb.h"
 
 namespace tb {
@@ -112,51 +114,131 @@ public:
     return sessions_.size();
   }
 
-  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* ctx,
-                                    const grpc::ByteBuffer* req,
-                                    grpc::ByteBuffer* reply) override;
+  // -- the unary calls, whichever gRPC API serves them ------------------------
+  // Each checks the caller (`ctx`), fills `reply` and ends the call through
+  // `done`, once, on any thread; none blocks. The callback API's methods
+  // below and the completion-queue transport (net/cq_server.hpp) call them.
 
-  session_stream_reactor* Session(grpc::CallbackServerContext* ctx) override;
+  /// Publish, raw: the request is parsed here, so that one that does not
+  /// parse is answered with INVALID_ARGUMENT naming why.
+  void serve_publish(const grpc::ServerContextBase& ctx,
+                     const grpc::ByteBuffer* req, grpc::ByteBuffer* reply,
+                     unary_done done);
 
   /// A unary request/reply call, served by the publisher pool
   /// (net/broker_request.cpp).
+  void serve_request(const grpc::ServerContextBase& ctx,
+                     const tinybroker::v1::Request* req,
+                     tinybroker::v1::Response* reply, unary_done done);
+
+  /// CreateGroup (net/group_admin.hpp).
+  void serve_create_group(const grpc::ServerContextBase& ctx,
+                          const tinybroker::v1::CreateGroupRequest* req,
+                          tinybroker::v1::GroupInfo* reply, unary_done done);
+
+  /// DeleteGroup (net/group_admin.hpp).
+  void serve_delete_group(const grpc::ServerContextBase& ctx,
+                          const tinybroker::v1::DeleteGroupRequest* req,
+                          tinybroker::v1::DeleteGroupReply* reply,
+                          unary_done done);
+
+  /// PurgeGroup (net/group_admin.hpp).
+  void serve_purge_group(const grpc::ServerContextBase& ctx,
+                         const tinybroker::v1::PurgeGroupRequest* req,
+                         tinybroker::v1::PurgeGroupReply* reply,
+                         unary_done done);
+
+  /// ListGroups (net/group_admin.hpp).
+  void serve_list_groups(const grpc::ServerContextBase& ctx,
+                         const tinybroker::v1::ListGroupsRequest* req,
+                         tinybroker::v1::ListGroupsReply* reply,
+                         unary_done done);
+
+  /// Stats (net/stats_collector.hpp).
+  void serve_stats(const grpc::ServerContextBase& ctx,
+                   const tinybroker::v1::StatsRequest* req,
+                   tinybroker::v1::StatsReply* reply, unary_done done);
+
+  /// Info: the broker's version and limits, for any authenticated caller.
+  void serve_info(const grpc::ServerContextBase& ctx,
+                  const tinybroker::v1::InfoRequest* req,
+                  tinybroker::v1::InfoReply* reply, unary_done done);
+
+  // -- gRPC's callback API
+  // -----------------------------------------------------
+
+  grpc::ServerUnaryReactor* Publish(grpc::CallbackServerContext* ctx,
+                                    const grpc::ByteBuffer* req,
+                                    grpc::ByteBuffer* reply) override {
+    return answer(ctx, &broker_service::serve_publish, req, reply);
+  }
+
+  session_stream_reactor* Session(grpc::CallbackServerContext* ctx) override;
+
   grpc::ServerUnaryReactor* Request(grpc::CallbackServerContext* ctx,
                                     const tinybroker::v1::Request* req,
-                                    tinybroker::v1::Response* reply) override;
+                                    tinybroker::v1::Response* reply) override {
+    return answer(ctx, &broker_service::serve_request, req, reply);
+  }
 
   grpc::ServerUnaryReactor*
   CreateGroup(grpc::CallbackServerContext* ctx,
               const tinybroker::v1::CreateGroupRequest* req,
-              tinybroker::v1::GroupInfo* reply) override;
+              tinybroker::v1::GroupInfo* reply) override {
+    return answer(ctx, &broker_service::serve_create_group, req, reply);
+  }
 
   grpc::ServerUnaryReactor*
   DeleteGroup(grpc::CallbackServerContext* ctx,
               const tinybroker::v1::DeleteGroupRequest* req,
-              tinybroker::v1::DeleteGroupReply* reply) override;
+              tinybroker::v1::DeleteGroupReply* reply) override {
+    return answer(ctx, &broker_service::serve_delete_group, req, reply);
+  }
 
   grpc::ServerUnaryReactor*
   PurgeGroup(grpc::CallbackServerContext* ctx,
              const tinybroker::v1::PurgeGroupRequest* req,
-             tinybroker::v1::PurgeGroupReply* reply) override;
+             tinybroker::v1::PurgeGroupReply* reply) override {
+    return answer(ctx, &broker_service::serve_purge_group, req, reply);
+  }
 
   grpc::ServerUnaryReactor*
   ListGroups(grpc::CallbackServerContext* ctx,
              const tinybroker::v1::ListGroupsRequest* req,
-             tinybroker::v1::ListGroupsReply* reply) override;
+             tinybroker::v1::ListGroupsReply* reply) override {
+    return answer(ctx, &broker_service::serve_list_groups, req, reply);
+  }
 
   grpc::ServerUnaryReactor* Stats(grpc::CallbackServerContext* ctx,
                                   const tinybroker::v1::StatsRequest* req,
-                                  tinybroker::v1::StatsReply* reply) override;
+                                  tinybroker::v1::StatsReply* reply) override {
+    return answer(ctx, &broker_service::serve_stats, req, reply);
+  }
 
   grpc::ServerUnaryReactor* Info(grpc::CallbackServerContext* ctx,
                                  const tinybroker::v1::InfoRequest* req,
-                                 tinybroker::v1::InfoReply* reply) override;
+                                 tinybroker::v1::InfoReply* reply) override {
+    return answer(ctx, &broker_service::serve_info, req, reply);
+  }
 
 private:
+  // Serves a callback-API call with `serve`, answering through the call's
+  // default reactor.
+  template <class Request, class Reply>
+  grpc::ServerUnaryReactor*
+  answer(grpc::CallbackServerContext* ctx,
+         void (broker_service::*serve)(const grpc::ServerContextBase&,
+                                       const Request*, Reply*, unary_done),
+         const Request* req, Reply* reply) {
+    auto* reactor = ctx->DefaultReactor();
+    (this->*serve)(*ctx, req, reply, finish_through(reactor));
+    return reactor;
+  }
+
   // Authenticates an admin call and checks its token may make it; answers
-  // a refusal through `reactor` and returns true if refused.
-  bool refused_admin(grpc::CallbackServerContext* ctx,
-                     grpc::ServerUnaryReactor* reactor, const char* call);
+  // a refusal through `done` and returns true if refused.
+  bool refused_admin(const grpc::ServerContextBase& ctx, const unary_done& done,
+                     const char* call);
 
   caf::actor_system& sys_;
   broker_context ctx_;

@@ -2,16 +2,12 @@
 
 #include <pthread.h>
 
+#include <grpcpp/ext/health_check_service_server_builder_option.h>
+
 #include "net/broker_service.hpp"
 #include "net/log.hpp"
 
 namespace tb {
-
-namespace {
-
-namespace pb = tinybroker::v1;
-
-} // namespace
 
 // -- broker_cq_service --------------------------------------------------------
 
@@ -22,64 +18,12 @@ void broker_cq_service::request_session(grpc::ServerContext* ctx,
   RequestSession(ctx, stream, cq, cq, tag);
 }
 
-grpc::ServerUnaryReactor*
-broker_cq_service::Publish(grpc::CallbackServerContext* ctx,
-                           const grpc::ByteBuffer* req,
-                           grpc::ByteBuffer* reply) {
-  return service_.Publish(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::Request(grpc::CallbackServerContext* ctx,
-                           const pb::Request* req, pb::Response* reply) {
-  return service_.Request(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::CreateGroup(grpc::CallbackServerContext* ctx,
-                               const pb::CreateGroupRequest* req,
-                               pb::GroupInfo* reply) {
-  return service_.CreateGroup(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::DeleteGroup(grpc::CallbackServerContext* ctx,
-                               const pb::DeleteGroupRequest* req,
-                               pb::DeleteGroupReply* reply) {
-  return service_.DeleteGroup(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::PurgeGroup(grpc::CallbackServerContext* ctx,
-                              const pb::PurgeGroupRequest* req,
-                              pb::PurgeGroupReply* reply) {
-  return service_.PurgeGroup(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::ListGroups(grpc::CallbackServerContext* ctx,
-                              const pb::ListGroupsRequest* req,
-                              pb::ListGroupsReply* reply) {
-  return service_.ListGroups(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::Stats(grpc::CallbackServerContext* ctx,
-                         const pb::StatsRequest* req, pb::StatsReply* reply) {
-  return service_.Stats(ctx, req, reply);
-}
-
-grpc::ServerUnaryReactor*
-broker_cq_service::Info(grpc::CallbackServerContext* ctx,
-                        const pb::InfoRequest* req, pb::InfoReply* reply) {
-  return service_.Info(ctx, req, reply);
-}
-
 // -- cq_transport -------------------------------------------------------------
 
-cq_transport::cq_transport(broker_service& service)
-    : service_(service), grpc_service_(service) {
-  // nop
+cq_transport::cq_transport(broker_service& service, bool health)
+    : service_(service) {
+  if (health)
+    health_ = std::make_unique<cq_health>();
 }
 
 cq_transport::~cq_transport() {
@@ -88,11 +32,65 @@ cq_transport::~cq_transport() {
 
 void cq_transport::add_to(grpc::ServerBuilder& builder) {
   builder.RegisterService(&grpc_service_);
+  if (health_) {
+    builder.RegisterService(health_->service());
+    builder.SetOption(
+        std::make_unique<grpc::HealthCheckServiceServerBuilderOption>(
+            health_->control()));
+  }
   cq_ = builder.AddCompletionQueue();
+}
+
+namespace {
+
+// Binds `method` to the transport: its calls are requested with the
+// generated `RequestX` (`ask`) on `cq` and served by `serve`.
+template <class Request, class Reply, class Ask, class Serve>
+void bind(cq_unary_method<Request, Reply>& method, broker_cq_service& grpc,
+          Ask ask, broker_service& service, Serve serve,
+          grpc::ServerCompletionQueue* cq, cq_unary_gate& gate) {
+  method.request = [&grpc, ask, cq](grpc::ServerContext* ctx, Request* req,
+                                    grpc::ServerAsyncResponseWriter<Reply>* out,
+                                    void* tag) {
+    (grpc.*ask)(ctx, req, out, cq, cq, tag);
+  };
+  method.serve = [&service, serve](const grpc::ServerContextBase& ctx,
+                                   const Request* req, Reply* reply,
+                                   unary_done done) {
+    (service.*serve)(ctx, req, reply, std::move(done));
+  };
+  method.gate = &gate;
+  cq_unary_call<Request, Reply>::listen(method);
+}
+
+} // namespace
+
+void cq_transport::listen_unary() {
+  auto* cq = cq_.get();
+  auto& g = grpc_service_;
+  bind(unary_.publish, g, &broker_cq_service::RequestPublish, service_,
+       &broker_service::serve_publish, cq, gate_);
+  bind(unary_.request, g, &broker_cq_service::RequestRequest, service_,
+       &broker_service::serve_request, cq, gate_);
+  bind(unary_.create_group, g, &broker_cq_service::RequestCreateGroup, service_,
+       &broker_service::serve_create_group, cq, gate_);
+  bind(unary_.delete_group, g, &broker_cq_service::RequestDeleteGroup, service_,
+       &broker_service::serve_delete_group, cq, gate_);
+  bind(unary_.purge_group, g, &broker_cq_service::RequestPurgeGroup, service_,
+       &broker_service::serve_purge_group, cq, gate_);
+  bind(unary_.list_groups, g, &broker_cq_service::RequestListGroups, service_,
+       &broker_service::serve_list_groups, cq, gate_);
+  bind(unary_.stats, g, &broker_cq_service::RequestStats, service_,
+       &broker_service::serve_stats, cq, gate_);
+  bind(unary_.info, g, &broker_cq_service::RequestInfo, service_,
+       &broker_service::serve_info, cq, gate_);
+  if (health_)
+    health_->start(cq, &gate_);
 }
 
 void cq_transport::start() {
   cq_session::listen(service_, grpc_service_, cq_.get());
+  listen_unary();
   poller_ = std::thread{[this] {
     poll();
   }};
@@ -117,6 +115,9 @@ void cq_transport::stop() {
   // first) must not keep the queue from shutting down.
   if (poller_.joinable())
     grpc_service_.release_held(std::chrono::seconds(1));
+  // A unary call answered from now on, or a health change, starts nothing
+  // on the queue.
+  gate_.close();
   cq_->Shutdown();
   if (poller_.joinable()) {
     poller_.join();

@@ -17,28 +17,25 @@ namespace pb = tinybroker::v1;
 constexpr auto admin_timeout = std::chrono::seconds(10);
 
 // Finishes a call with `err`, which `report` logs (rate limited).
-void refuse(grpc::ServerUnaryReactor* reactor, const refusal_reporter& report,
+void refuse(const unary_done& done, const refusal_reporter& report,
             const error_info& err) {
   report(err);
-  reactor->Finish(to_grpc_status(err));
+  done(to_grpc_status(err));
 }
 
 // Spawns a one-shot actor that sends `xs...` to the router and hands the
 // reply to `on_reply` (which fills the gRPC reply), then finishes the call.
 template <class T, class OnReply, class... Ts>
-void ask_router(caf::actor_system& sys, router_actor router,
-                grpc::ServerUnaryReactor* reactor, refusal_reporter report,
-                OnReply on_reply, Ts... xs) {
+void ask_router(caf::actor_system& sys, router_actor router, unary_done done,
+                refusal_reporter report, OnReply on_reply, Ts... xs) {
   sys.spawn([=](caf::event_based_actor* self) {
     self->request(router, admin_timeout, xs...)
         .then(
             [=](T& result) mutable {
               on_reply(result);
-              reactor->Finish(grpc::Status::OK);
+              done(grpc::Status::OK);
             },
-            [=](caf::error& err) {
-              refuse(reactor, report, to_error_info(err));
-            });
+            [=](caf::error& err) { refuse(done, report, to_error_info(err)); });
   });
 }
 
@@ -187,41 +184,38 @@ void to_proto(const group_info& in, pb::GroupInfo& out) {
 void create_group_call(caf::actor_system& sys, router_actor router,
                        const group_settings& defaults,
                        const pb::CreateGroupRequest& req, pb::GroupInfo* reply,
-                       grpc::ServerUnaryReactor* reactor,
-                       refusal_reporter report) {
+                       unary_done done, refusal_reporter report) {
   if (req.settings().pattern().empty()) {
-    refuse(reactor, report,
+    refuse(done, report,
            make_error_info(ec::invalid_pattern,
                            "CreateGroup needs settings.pattern"));
     return;
   }
   group_settings settings;
   if (auto err = from_proto(req.settings(), defaults, settings)) {
-    refuse(reactor, report, err);
+    refuse(done, report, err);
     return;
   }
   ask_router<group_info>(
-      sys, router, reactor, std::move(report),
+      sys, router, std::move(done), std::move(report),
       [reply](group_info& info) { to_proto(info, *reply); }, create_atom_v,
       req.name(), std::move(settings));
 }
 
 void delete_group_call(caf::actor_system& sys, router_actor router,
                        const std::string& name, pb::DeleteGroupReply* reply,
-                       grpc::ServerUnaryReactor* reactor,
-                       refusal_reporter report) {
+                       unary_done done, refusal_reporter report) {
   ask_router<uint64_t>(
-      sys, router, reactor, std::move(report),
+      sys, router, std::move(done), std::move(report),
       [reply](uint64_t dropped) { reply->set_dropped_messages(dropped); },
       delete_atom_v, name);
 }
 
 void purge_group_call(caf::actor_system& sys, router_actor router,
                       const std::string& name, pb::PurgeGroupReply* reply,
-                      grpc::ServerUnaryReactor* reactor,
-                      refusal_reporter report) {
+                      unary_done done, refusal_reporter report) {
   ask_router<uint64_t>(
-      sys, router, reactor, std::move(report),
+      sys, router, std::move(done), std::move(report),
       [reply](uint64_t purged) { reply->set_purged_messages(purged); },
       purge_atom_v, name);
 }
@@ -256,11 +250,10 @@ void group_action_call(caf::actor_system& sys, router_actor router,
 }
 
 void list_groups_call(caf::actor_system& sys, router_actor router,
-                      pb::ListGroupsReply* reply,
-                      grpc::ServerUnaryReactor* reactor,
+                      pb::ListGroupsReply* reply, unary_done done,
                       refusal_reporter report) {
   ask_router<std::vector<group_info>>(
-      sys, router, reactor, std::move(report),
+      sys, router, std::move(done), std::move(report),
       [reply](std::vector<group_info>& groups) {
         for (auto& info : groups)
           to_proto(info, *reply->add_groups());

@@ -10,6 +10,7 @@
 #include "actors/protocol.hpp"
 #include "net/console_api.hpp"
 #include "net/log_actor.hpp"
+#include "net/unary_done.hpp"
 #include "tinybroker.pb.h"
 
 namespace tb {
@@ -23,26 +24,23 @@ error_info from_proto(const tinybroker::v1::GroupSettings& in,
 /// Writes `in` as the wire form.
 void to_proto(const group_info& in, tinybroker::v1::GroupInfo& out);
 
-/// Answers CreateGroup through `reactor`; a refusal goes to `report`.
+/// Answers CreateGroup through `done`; a refusal goes to `report`.
 void create_group_call(caf::actor_system& sys, router_actor router,
                        const group_settings& defaults,
                        const tinybroker::v1::CreateGroupRequest& req,
-                       tinybroker::v1::GroupInfo* reply,
-                       grpc::ServerUnaryReactor* reactor,
+                       tinybroker::v1::GroupInfo* reply, unary_done done,
                        refusal_reporter report);
 
-/// Answers DeleteGroup through `reactor`; a refusal goes to `report`.
+/// Answers DeleteGroup through `done`; a refusal goes to `report`.
 void delete_group_call(caf::actor_system& sys, router_actor router,
                        const std::string& name,
-                       tinybroker::v1::DeleteGroupReply* reply,
-                       grpc::ServerUnaryReactor* reactor,
+                       tinybroker::v1::DeleteGroupReply* reply, unary_done done,
                        refusal_reporter report);
 
-/// Answers PurgeGroup through `reactor`; a refusal goes to `report`.
+/// Answers PurgeGroup through `done`; a refusal goes to `report`.
 void purge_group_call(caf::actor_system& sys, router_actor router,
                       const std::string& name,
-                      tinybroker::v1::PurgeGroupReply* reply,
-                      grpc::ServerUnaryReactor* reactor,
+                      tinybroker::v1::PurgeGroupReply* reply, unary_done done,
                       refusal_reporter report);
 
 /// Runs a console action (net/console_api.hpp) through the router: create
@@ -52,10 +50,9 @@ void group_action_call(caf::actor_system& sys, router_actor router,
                        const group_settings& defaults,
                        const group_action& action, action_callback done);
 
-/// Answers ListGroups through `reactor`; a refusal goes to `report`.
+/// Answers ListGroups through `done`; a refusal goes to `report`.
 void list_groups_call(caf::actor_system& sys, router_actor router,
-                      tinybroker::v1::ListGroupsReply* reply,
-                      grpc::ServerUnaryReactor* reactor,
+                      tinybroker::v1::ListGroupsReply* reply, unary_done done,
                       refusal_reporter report);
 
 } // namespace tb

@@ -147,9 +147,9 @@ error_info broker_server::start() {
   // start and silently share its connections (spec 9 forbids it).
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   if (cfg_.grpc_transport == "cq") {
-    // Session on a completion queue with the broker's polling thread; the
-    // unary calls still go to service_ on the callback API.
-    cq_ = std::make_unique<cq_transport>(*service_);
+    // Every call on a completion queue with the broker's polling thread,
+    // the health service too (gRPC's own is on the callback API).
+    cq_ = std::make_unique<cq_transport>(*service_, cfg_.health_service);
     cq_->add_to(builder);
   } else {
     builder.RegisterService(service_.get());

@@ -69,6 +69,12 @@ def server_forms(build, spin):
         "broker-cb-conf": [os.path.join(build, "tinybroker"), "--metrics-listen",
                            "off", "--grpc-transport", "callback", "--config",
                            os.environ.get("CQ_FLOOR_CONFIG", "/dev/null")],
+        # Experiments: another build's broker ($CQ_FLOOR_OTHER) on `cq`
+        # with the same --config file, to set two builds side by side.
+        "other-cq-conf": [os.environ.get("CQ_FLOOR_OTHER", "/nonexistent"),
+                          "--metrics-listen", "off", "--grpc-transport", "cq",
+                          "--config",
+                          os.environ.get("CQ_FLOOR_CONFIG", "/dev/null")],
         # NATS core on its defaults (no monitoring port, as the broker's
         # metrics are off here); its port goes where {port} is.
         "nats": [shutil.which("nats-server") or "/usr/sbin/nats-server",

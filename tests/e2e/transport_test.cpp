@@ -3,8 +3,9 @@
 // polling thread) and "callback" (gRPC's callback API) keep every property
 // of the bridge: frames both ways, a malformed frame ends the stream with
 // INVALID_ARGUMENT naming why, `limits.max_sessions`, how a stream ended
-// (closed or cancelled), and a SIGTERM that ends open streams with
-// UNAVAILABLE and exits 0 with the polling thread joined.
+// (closed or cancelled), the unary calls and the health service (Check and
+// Watch) with no callback-API thread on `cq`, and a SIGTERM that ends open
+// streams with UNAVAILABLE and exits 0 with the polling thread joined.
 
 #include <csignal>
 #include <dirent.h>
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "broker_process.hpp"
+#include "grpc/health/v1/health.grpc.pb.h"
 #include "raw_client.hpp"
 
 namespace tb::test {
@@ -48,6 +50,24 @@ std::vector<std::string> transport_thread_names(pid_t pid) {
     closedir(d);
   }
   return names;
+}
+
+// The name gRPC gives the threads of its callback API.
+constexpr const char* callback_thread_name = "nexting_thread";
+
+namespace health = grpc::health::v1;
+
+// Asks `channel`'s health service for `service`: the call's status and,
+// when OK, the answer.
+grpc::Status check_health(grpc::Channel& channel, const std::string& service,
+                          health::HealthCheckResponse& response) {
+  auto stub = health::Health::NewStub(
+      std::shared_ptr<grpc::Channel>(&channel, [](auto*) {}));
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + transport_patience);
+  health::HealthCheckRequest request;
+  request.set_service(service);
+  return stub->Check(&ctx, request, &response);
 }
 
 // Sends a Subscribe of `pattern` as subscription 1 and waits for its
@@ -202,6 +222,96 @@ TEST_P(TransportTest, SigtermEndsOpenStreamsWithUnavailableAndExitsZero) {
   EXPECT_EQ(out.find("Session polling thread stopped") != std::string::npos,
             GetParam() == "cq")
       << out;
+  broker_.reset();
+}
+
+TEST_P(TransportTest, UnaryCallsAndHealthAnswerWithoutCallbackThreadsOnCq) {
+  start();
+  auto stub = pb::Broker::NewStub(channel_);
+  {
+    grpc::ClientContext ctx;
+    pb::InfoReply info;
+    ASSERT_TRUE(stub->Info(&ctx, pb::InfoRequest{}, &info).ok());
+    EXPECT_GT(info.max_message_bytes(), 0u);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::PublishRequest request;
+    request.add_messages()->set_topic("unary.a");
+    pb::PublishReply reply;
+    ASSERT_TRUE(stub->Publish(&ctx, request, &reply).ok());
+    EXPECT_EQ(reply.results_size(), 1);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::CreateGroupRequest request;
+    request.set_name("workers");
+    request.mutable_settings()->set_pattern("jobs.>");
+    pb::GroupInfo reply;
+    ASSERT_TRUE(stub->CreateGroup(&ctx, request, &reply).ok());
+    EXPECT_EQ(reply.name(), "workers");
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::DeleteGroupRequest request; // a refusal comes back the same way
+    request.set_name("nobody");
+    pb::DeleteGroupReply reply;
+    EXPECT_EQ(stub->DeleteGroup(&ctx, request, &reply).error_code(),
+              grpc::StatusCode::NOT_FOUND);
+  }
+  {
+    grpc::ClientContext ctx;
+    pb::StatsReply stats;
+    ASSERT_TRUE(stub->Stats(&ctx, pb::StatsRequest{}, &stats).ok());
+    EXPECT_EQ(stats.broker().groups(), 1u);
+  }
+  health::HealthCheckResponse response;
+  ASSERT_TRUE(check_health(*channel_, "", response).ok());
+  EXPECT_EQ(response.status(), health::HealthCheckResponse::SERVING);
+  ASSERT_TRUE(check_health(*channel_, "tinybroker.v1.Broker", response).ok());
+  EXPECT_EQ(response.status(), health::HealthCheckResponse::SERVING);
+  EXPECT_EQ(check_health(*channel_, "no.such.Service", response).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  // On `cq` every call is on the broker's queue: gRPC started none of its
+  // callback API's threads, which would wake with every event.
+  auto names = transport_thread_names(broker_->pid());
+  auto callback_threads =
+      std::count(names.begin(), names.end(), callback_thread_name);
+  if (GetParam() == "cq")
+    EXPECT_EQ(callback_threads, 0);
+  else
+    EXPECT_GT(callback_threads, 0);
+}
+
+TEST_P(TransportTest, HealthWatchSendsTheStatusAndEndsAtShutdown) {
+  start();
+  auto stub = health::Health::NewStub(channel_);
+  grpc::ClientContext unknown_ctx;
+  health::HealthCheckRequest unknown;
+  unknown.set_service("no.such.Service");
+  auto unknown_reader = stub->Watch(&unknown_ctx, unknown);
+  health::HealthCheckResponse response;
+  ASSERT_TRUE(unknown_reader->Read(&response));
+  EXPECT_EQ(response.status(), health::HealthCheckResponse::SERVICE_UNKNOWN);
+  grpc::ClientContext ctx;
+  health::HealthCheckRequest request;
+  request.set_service("tinybroker.v1.Broker");
+  auto reader = stub->Watch(&ctx, request);
+  ASSERT_TRUE(reader->Read(&response));
+  EXPECT_EQ(response.status(), health::HealthCheckResponse::SERVING);
+  ::kill(broker_->pid(), SIGTERM);
+  // The drain turns the service NOT_SERVING, then the stop ends the call.
+  std::vector<int> later;
+  while (reader->Read(&response))
+    later.push_back(response.status());
+  for (auto status : later)
+    EXPECT_EQ(status, health::HealthCheckResponse::NOT_SERVING);
+  EXPECT_FALSE(reader->Finish().ok());
+  unknown_ctx.TryCancel();
+  unknown_reader->Finish();
+  auto code = broker_->wait_exit(std::chrono::seconds(15));
+  ASSERT_TRUE(code.has_value()) << broker_->output();
+  EXPECT_EQ(*code, 0) << broker_->output();
   broker_.reset();
 }
 
