@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "net/broker_service.hpp"
+#include "net/log.hpp"
 #include "net/session_bridge.hpp"
 #include "net/session_open.hpp"
 #include "net/session_reactor.hpp"
@@ -15,10 +16,12 @@ namespace tb {
 cq_session::cq_session(broker_service& service, cq_session_source& source,
                        grpc::ServerCompletionQueue* cq)
     : service_(service), source_(source), cq_(cq) {
-  // nop
+  source_.created();
 }
 
-cq_session::~cq_session() = default;
+cq_session::~cq_session() {
+  source_.deleted();
+}
 
 void cq_session::event::proceed(bool ok) {
   tsan_acquire(owner_); // after the call that started the operation
@@ -209,6 +212,17 @@ void cq_session_source::ended() {
     held_gone_.notify_all();
 }
 
+void cq_session_source::created() {
+  std::lock_guard<std::mutex> guard{held_mutex_};
+  ++live_;
+}
+
+void cq_session_source::deleted() {
+  std::lock_guard<std::mutex> guard{held_mutex_};
+  if (--live_ == 0)
+    held_gone_.notify_all();
+}
+
 void cq_session_source::release_held(std::chrono::milliseconds patience) {
   std::unique_lock<std::mutex> guard{held_mutex_};
   releasing_ = true;
@@ -216,8 +230,11 @@ void cq_session_source::release_held(std::chrono::milliseconds patience) {
   // lock, so none is deleted while this loop runs) and detaches its bridge.
   for (auto* session : held_)
     session->cancel_hold();
-  held_gone_.wait_for(guard, patience,
-                      [this] { return held_.empty() && ending_ == 0; });
+  if (!held_gone_.wait_for(guard, patience, [this] {
+        return held_.empty() && ending_ == 0 && live_ == 0;
+      }))
+    log::warn("Session streams still open when the completion queue stops",
+              {{"streams", live_}});
 }
 
 } // namespace tb

@@ -66,12 +66,21 @@ public:
   /// See `forget`.
   void ended();
 
+  /// Counts a session as created (`listen`)...
+  void created();
+
+  /// ... and as deleted: its last operation came back.
+  void deleted();
+
   /// Lets every held session go without its actor's finish, and any later
   /// one at once: the queue is about to shut down, and a session still
-  /// waiting would keep it from doing so. Waits up to `patience` for them
-  /// to detach their bridges, so that no actor starts an operation on the
-  /// queue once it is shut down. Call before shutting it down, with its
-  /// polling thread running.
+  /// waiting would keep it from doing so. Waits up to `patience` for every
+  /// session to be deleted (the server shut down first, so each call was
+  /// cancelled and its operations come back), so that no operation starts
+  /// on the queue once it is shut down: neither an actor's nor one the
+  /// polling thread starts for a late completion (a cancelled write whose
+  /// bridge then finishes the stream). Call before shutting it down, with
+  /// its polling thread running.
   void release_held(std::chrono::milliseconds patience);
 
 private:
@@ -79,6 +88,7 @@ private:
   std::condition_variable held_gone_;
   std::unordered_set<cq_session*> held_;
   std::size_t ending_ = 0; // forgotten, not yet detached
+  std::size_t live_ = 0;   // created, not yet deleted
   bool releasing_ = false;
 };
 

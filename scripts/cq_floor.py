@@ -20,6 +20,13 @@ NATS's C client in the same scenarios, for s4 and bulk; issue 31 point 4):
 
   scripts/cq_floor.py s4 --rates 5000 --servers nats,broker-cb,broker-cq
   scripts/cq_floor.py bulk --servers nats,broker-cb,broker-cq
+
+Two builds side by side: other-cq-conf is another build's broker
+($CQ_FLOOR_OTHER) on cq, with $CQ_FLOOR_CONFIG if set:
+
+  CQ_FLOOR_OTHER=/old/build/tinybroker scripts/cq_floor.py s4 \
+      --servers broker-cq,other-cq-conf
+
 With perf (run as root) each run also counts the server's context switches
 and CPU migrations per message (perf stat); --sched records the scheduler
 (perf sched record, system-wide) and reports the server threads' switches

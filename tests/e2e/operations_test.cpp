@@ -181,8 +181,19 @@ TEST(Health, IsNotServingWhileTheBrokerDrains) {
   publish_many(conn, "slow.x", 100'000); // keeps the drain waiting
   auto channel = client::make_channel(broker.address());
   ASSERT_EQ(health(*channel, "tinybroker.v1.Broker"), health_response::SERVING);
+  // A Watch hears the change too, while the drain still waits.
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext watch_ctx;
+  grpc::health::v1::HealthCheckRequest watched;
+  watched.set_service("tinybroker.v1.Broker");
+  auto watch = stub->Watch(&watch_ctx, watched);
+  health_response seen;
+  ASSERT_TRUE(watch->Read(&seen));
+  ASSERT_EQ(seen.status(), health_response::SERVING);
   ::kill(broker.pid(), SIGTERM);
   ASSERT_TRUE(broker.wait_for_output("shutting down", patience));
+  ASSERT_TRUE(watch->Read(&seen));
+  EXPECT_EQ(seen.status(), health_response::NOT_SERVING);
   auto deadline = steady_clock::now() + std::chrono::seconds(2);
   auto service = health_response::SERVING;
   auto overall = health_response::SERVING;
@@ -194,6 +205,7 @@ TEST(Health, IsNotServingWhileTheBrokerDrains) {
   }
   EXPECT_EQ(service, health_response::NOT_SERVING);
   EXPECT_EQ(overall, health_response::NOT_SERVING);
+  watch->Finish(); // the stop ends the Watch
   EXPECT_EQ(broker.wait_exit(patience), 0) << broker.output();
 }
 
