@@ -65,11 +65,14 @@ void client_core::publish(pb::Message message, publish_callback done) {
       done(refused);
     return;
   }
+  // The id itself is written when the frame is cut (number_msg_ids).
+  uint64_t msg_id_number = 0;
   if (options_.idempotent && message.msg_id().empty())
-    message.set_msg_id(make_msg_id(id_prefix_, ++next_msg_id_));
+    msg_id_number = ++next_msg_id_;
   auto bytes = message_bytes(message);
   auto wake = unsent_.empty();
-  unsent_.push_back({std::move(message), std::move(done), bytes, clock::now()});
+  unsent_.push_back({std::move(message), std::move(done), bytes, clock::now(),
+                     msg_id_number});
   unsent_bytes_ += bytes;
   ++pending_publishes_;
   if (wake && can_write_inline()) {
@@ -121,11 +124,31 @@ void client_core::take_publish_frames(std::vector<pb::ClientFrame>& out,
       batch.push_back(std::move(next));
       unsent_.pop_front();
     }
+    if (options_.idempotent)
+      number_msg_ids(batch, *publish);
     ++stats_.publish_frames;
     stats_.published += batch.size();
     out.push_back(std::move(frame));
   }
   flush_requested_ = false;
+}
+
+void client_core::number_msg_ids(const std::vector<pending_publish>& batch,
+                                 pb::Publish& publish) const {
+  // Consecutive numbers from the first message on: the frame's base alone
+  // (Publish.msg_id_base), one id on the wire instead of one per message.
+  auto first = batch.front().msg_id_number;
+  auto consecutive = first != 0;
+  for (std::size_t i = 1; consecutive && i < batch.size(); ++i)
+    consecutive = batch[i].msg_id_number == first + i;
+  if (consecutive) {
+    publish.set_msg_id_base(make_msg_id(id_prefix_, first));
+    return;
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (batch[i].msg_id_number != 0)
+      publish.mutable_messages(static_cast<int>(i))
+          ->set_msg_id(make_msg_id(id_prefix_, batch[i].msg_id_number));
 }
 
 std::vector<pending_publish> client_core::take_in_flight(uint64_t request_id) {

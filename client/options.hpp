@@ -59,7 +59,8 @@ struct client_options {
   bool randomize_addresses = true;
   /// Idempotent publishing (issue 28): every message gets a `msg_id`
   /// unless it has one (15 bytes: 8 random bytes of this client and a
-  /// 7-byte counter, client/msg_id.hpp), and
+  /// 7-byte counter, client/msg_id.hpp; a frame of consecutive generated
+  /// ids carries only the first, as Publish.msg_id_base), and
   /// the messages unconfirmed when a connection is lost are sent again,
   /// with the same ids, once the client reconnects; the broker confirms a
   /// copy it already routed as a duplicate. A lost connection then neither

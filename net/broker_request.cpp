@@ -45,7 +45,6 @@ void broker_service::serve_request(const grpc::ServerContextBase& ctx,
   };
   auto index = next_publisher_++ % publishers_.size();
   caf::anon_send(publishers_[index], unary_req_atom_v, std::move(call));
-  return;
 }
 
 } // namespace tb

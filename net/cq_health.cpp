@@ -152,9 +152,10 @@ std::unique_ptr<grpc::HealthCheckServiceInterface> cq_health::control() {
   return std::make_unique<health_control>(*this);
 }
 
-void cq_health::start(grpc::ServerCompletionQueue* cq, cq_unary_gate* gate) {
+void cq_health::start(grpc::ServerCompletionQueue* cq,
+                      std::shared_ptr<cq_unary_gate> gate) {
   cq_ = cq;
-  gate_ = gate;
+  gate_ = std::move(gate);
   check_method_.request =
       [this, cq](grpc::ServerContext* ctx, check_request* req,
                  grpc::ServerAsyncResponseWriter<check_response>* responder,
@@ -166,7 +167,7 @@ void cq_health::start(grpc::ServerCompletionQueue* cq, cq_unary_gate* gate) {
                                unary_done done) {
     check(req, reply, done);
   };
-  check_method_.gate = gate;
+  check_method_.gate = gate_;
   cq_unary_call<check_request, check_response>::listen(check_method_);
   watcher::listen(*this);
 }

@@ -57,7 +57,8 @@ public:
 
   /// Waits for Check and Watch calls on `cq`, whose polling thread serves
   /// them; no operation starts on it once `gate` closed.
-  void start(grpc::ServerCompletionQueue* cq, cq_unary_gate* gate);
+  void start(grpc::ServerCompletionQueue* cq,
+             std::shared_ptr<cq_unary_gate> gate);
 
   /// Sets the status of `name` (makes it known), unless shut down.
   void set(const std::string& name, bool serving);
@@ -87,7 +88,7 @@ private:
   service_type service_;
   cq_unary_method<check_request, check_response> check_method_;
   grpc::ServerCompletionQueue* cq_ = nullptr;
-  cq_unary_gate* gate_ = nullptr;
+  std::shared_ptr<cq_unary_gate> gate_;
   std::mutex mutex_;
   std::map<std::string, bool> serving_;
   bool shut_down_ = false;

@@ -46,9 +46,10 @@ namespace {
 // Binds `method` to the transport: its calls are requested with the
 // generated `RequestX` (`ask`) on `cq` and served by `serve`.
 template <class Request, class Reply, class Ask, class Serve>
-void bind(cq_unary_method<Request, Reply>& method, broker_cq_service& grpc,
-          Ask ask, broker_service& service, Serve serve,
-          grpc::ServerCompletionQueue* cq, cq_unary_gate& gate) {
+void bind_method(cq_unary_method<Request, Reply>& method,
+                 broker_cq_service& grpc, Ask ask, broker_service& service,
+                 Serve serve, grpc::ServerCompletionQueue* cq,
+                 const std::shared_ptr<cq_unary_gate>& gate) {
   method.request = [&grpc, ask, cq](grpc::ServerContext* ctx, Request* req,
                                     grpc::ServerAsyncResponseWriter<Reply>* out,
                                     void* tag) {
@@ -59,7 +60,7 @@ void bind(cq_unary_method<Request, Reply>& method, broker_cq_service& grpc,
                                    unary_done done) {
     (service.*serve)(ctx, req, reply, std::move(done));
   };
-  method.gate = &gate;
+  method.gate = gate;
   cq_unary_call<Request, Reply>::listen(method);
 }
 
@@ -68,24 +69,24 @@ void bind(cq_unary_method<Request, Reply>& method, broker_cq_service& grpc,
 void cq_transport::listen_unary() {
   auto* cq = cq_.get();
   auto& g = grpc_service_;
-  bind(unary_.publish, g, &broker_cq_service::RequestPublish, service_,
-       &broker_service::serve_publish, cq, gate_);
-  bind(unary_.request, g, &broker_cq_service::RequestRequest, service_,
-       &broker_service::serve_request, cq, gate_);
-  bind(unary_.create_group, g, &broker_cq_service::RequestCreateGroup, service_,
-       &broker_service::serve_create_group, cq, gate_);
-  bind(unary_.delete_group, g, &broker_cq_service::RequestDeleteGroup, service_,
-       &broker_service::serve_delete_group, cq, gate_);
-  bind(unary_.purge_group, g, &broker_cq_service::RequestPurgeGroup, service_,
-       &broker_service::serve_purge_group, cq, gate_);
-  bind(unary_.list_groups, g, &broker_cq_service::RequestListGroups, service_,
-       &broker_service::serve_list_groups, cq, gate_);
-  bind(unary_.stats, g, &broker_cq_service::RequestStats, service_,
-       &broker_service::serve_stats, cq, gate_);
-  bind(unary_.info, g, &broker_cq_service::RequestInfo, service_,
-       &broker_service::serve_info, cq, gate_);
+  bind_method(unary_.publish, g, &broker_cq_service::RequestPublish, service_,
+              &broker_service::serve_publish, cq, gate_);
+  bind_method(unary_.request, g, &broker_cq_service::RequestRequest, service_,
+              &broker_service::serve_request, cq, gate_);
+  bind_method(unary_.create_group, g, &broker_cq_service::RequestCreateGroup,
+              service_, &broker_service::serve_create_group, cq, gate_);
+  bind_method(unary_.delete_group, g, &broker_cq_service::RequestDeleteGroup,
+              service_, &broker_service::serve_delete_group, cq, gate_);
+  bind_method(unary_.purge_group, g, &broker_cq_service::RequestPurgeGroup,
+              service_, &broker_service::serve_purge_group, cq, gate_);
+  bind_method(unary_.list_groups, g, &broker_cq_service::RequestListGroups,
+              service_, &broker_service::serve_list_groups, cq, gate_);
+  bind_method(unary_.stats, g, &broker_cq_service::RequestStats, service_,
+              &broker_service::serve_stats, cq, gate_);
+  bind_method(unary_.info, g, &broker_cq_service::RequestInfo, service_,
+              &broker_service::serve_info, cq, gate_);
   if (health_)
-    health_->start(cq, &gate_);
+    health_->start(cq, gate_);
 }
 
 void cq_transport::start() {
@@ -117,7 +118,7 @@ void cq_transport::stop() {
     grpc_service_.release_held(std::chrono::seconds(1));
   // A unary call answered from now on, or a health change, starts nothing
   // on the queue.
-  gate_.close();
+  gate_->close();
   cq_->Shutdown();
   if (poller_.joinable()) {
     poller_.join();

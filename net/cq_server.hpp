@@ -107,7 +107,7 @@ private:
   broker_service& service_;
   broker_cq_service grpc_service_;
   std::unique_ptr<cq_health> health_;
-  cq_unary_gate gate_;
+  std::shared_ptr<cq_unary_gate> gate_ = std::make_shared<cq_unary_gate>();
   unary_methods unary_;
   std::unique_ptr<grpc::ServerCompletionQueue> cq_;
   std::thread poller_;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <mutex>
 
 #include <grpcpp/grpcpp.h>
@@ -20,7 +21,8 @@ namespace tb {
 
 /// Shared by the calls of one completion queue: once closed (the queue is
 /// about to shut down), a call that ends no longer starts an operation on
-/// the queue.
+/// the queue. Each call holds it too, so that one answered after the
+/// transport is gone still finds it (closed).
 class cq_unary_gate {
 public:
   /// Runs `start`, which starts an operation on the queue, under the gate's
@@ -62,8 +64,8 @@ struct cq_unary_method {
                      unary_done)>
       serve;
 
-  /// The queue's gate (see `cq_unary_gate`).
-  cq_unary_gate* gate = nullptr;
+  /// The queue's gate (see `cq_unary_gate`), shared with the calls.
+  std::shared_ptr<cq_unary_gate> gate;
 };
 
 /// One call of a unary method on a completion queue, from its request to
@@ -96,18 +98,21 @@ public:
 
 private:
   explicit cq_unary_call(const cq_unary_method<Request, Reply>& method)
-      : method_(method) {
+      : method_(method), gate_(method.gate) {
     // nop
   }
 
   ~cq_unary_call() = default;
 
   void finish(const grpc::Status& status) {
-    if (!method_.gate->pass([&] { responder_.Finish(reply_, status, this); }))
+    // Not method_'s gate: the answer may come after the transport, and
+    // its methods, are gone.
+    if (!gate_->pass([&] { responder_.Finish(reply_, status, this); }))
       delete this;
   }
 
-  const cq_unary_method<Request, Reply>& method_;
+  const cq_unary_method<Request, Reply>& method_; // polling thread only
+  std::shared_ptr<cq_unary_gate> gate_;
   grpc::ServerContext context_;
   Request request_;
   Reply reply_;

@@ -129,6 +129,10 @@ struct run_config {
   /// idempotent client does: 8 random bytes of the run and the message's
   /// number in 7 bytes (client/msg_id.hpp).
   bool msg_ids = false;
+  /// With `msg_ids`: each message carries its own id (as a user's own ids
+  /// travel); without, a frame carries its first id alone
+  /// (`Publish.msg_id_base`), as the idempotent clients send them.
+  bool msg_id_each = false;
   /// Print one JSON object instead of a table.
   bool json = false;
 };

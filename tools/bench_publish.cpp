@@ -147,6 +147,13 @@ bool publish_share(client::session& session, const run_config& cfg,
     frame.set_request_id(confirm ? i + 1 : 0);
     frame.mutable_publish()->set_confirm(confirm);
     uint64_t seq = first + done;
+    if (cfg.msg_ids && !cfg.msg_id_each) {
+      // As an idempotent client: the frame's first id, its messages
+      // numbered from it (Publish.msg_id_base).
+      auto* base = frame.mutable_publish()->mutable_msg_id_base();
+      base->resize(client::generated_msg_id_bytes);
+      client::write_msg_id(bench_msg_id_prefix(), seq, base->data());
+    }
     for (auto& msg : *msgs) {
       if (topics.names.size() > 1 || msg.topic().empty())
         msg.set_topic(topics.names[seq % topics.names.size()]);
@@ -155,9 +162,9 @@ bool publish_share(client::session& session, const run_config& cfg,
               ? start_ns + static_cast<int64_t>(
                                static_cast<double>(seq - first) * 1e9 / rate)
               : now;
-      if (cfg.msg_ids) {
-        // As an idempotent client: 8 random bytes per run and the number,
-        // 15 bytes, written into the reused message (no allocation).
+      if (cfg.msg_ids && cfg.msg_id_each) {
+        // As a user's own ids: 8 random bytes per run and the number, 15
+        // bytes, written into the reused message (no allocation).
         auto* id = msg.mutable_msg_id();
         id->resize(client::generated_msg_id_bytes);
         client::write_msg_id(bench_msg_id_prefix(), seq, id->data());

@@ -164,9 +164,15 @@ int main(int argc, char** argv) {
                "also stay at most 64 frames ahead of the slowest subscriber "
                "(measures sustainable delivery without buffer overflow) or "
                "of the workers' acks");
-  app.add_flag("--msg-id", cfg.msg_ids,
-               "give every published message a unique msg_id (the broker "
-               "de-duplicates them, docs/semantics.md)");
+  auto* msg_id_flag =
+      app.add_flag("--msg-id", cfg.msg_ids,
+                   "give every published message a unique msg_id (the broker "
+                   "de-duplicates them, docs/semantics.md), numbered from one "
+                   "msg_id_base per frame as the idempotent clients send them");
+  app.add_flag("--msg-id-each", cfg.msg_id_each,
+               "with --msg-id: write each message's msg_id into the message "
+               "(as a user's own ids travel) instead of one base per frame")
+      ->needs(msg_id_flag);
   app.add_flag("--json", cfg.json, "print one JSON object, not a table");
   tb::client::security_sources security_flags;
   tb::tools::add_security_flags(app, security_flags);

@@ -47,7 +47,8 @@ void handle_frame(session_pointer self, const client_frame_ptr& frame) {
       queue_error(self, request_id, "publish", 0, err);
       break;
     }
-    auto job = make_publish_job(st, msgs, st.grant);
+    auto job =
+        make_publish_job(st, msgs, frame->publish().msg_id_base(), st.grant);
     job->request_id = request_id;
     job->confirm = frame->publish().confirm();
     run_publish(self, std::move(job));
@@ -203,7 +204,8 @@ session_actor::behavior_type session_actor_impl(session_pointer self,
           call->complete(err);
           return;
         }
-        auto job = make_publish_job(st, msgs, call->grant);
+        auto job = make_publish_job(st, msgs, call->request->msg_id_base(),
+                                    call->grant);
         job->unary = call;
         run_publish(self, std::move(job));
       },

@@ -194,11 +194,13 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job);
 void cache_route(session_pointer self, const route_ref& route);
 
 /// Validates `messages` and turns the valid ones into accepted messages;
-/// `grant` says which topics the client may publish to.
+/// messages without a msg_id of their own are numbered from `msg_id_base`
+/// when it is not empty (`numbered_msg_ids`); `grant` says which topics the
+/// client may publish to.
 std::shared_ptr<publish_job> make_publish_job(
     session_state& st,
     google::protobuf::RepeatedPtrField<tinybroker::v1::Message>& messages,
-    const access_grant& grant);
+    std::string_view msg_id_base, const access_grant& grant);
 
 /// Queues an error frame that names the refused request.
 void queue_error(session_pointer self, uint64_t request_id, const char* request,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string_view>
 #include <unordered_set>
 #include <vector>
@@ -267,9 +268,19 @@ void finish_publish(session_pointer self, publish_job& job) {
 std::shared_ptr<publish_job>
 make_publish_job(session_state& st,
                  google::protobuf::RepeatedPtrField<pb::Message>& messages,
-                 const access_grant& grant) {
+                 std::string_view msg_id_base, const access_grant& grant) {
   auto job = std::make_shared<publish_job>();
   job->outcomes.resize(static_cast<size_t>(messages.size()));
+  if (msg_id_base.size() > max_msg_id_bytes) {
+    // A frame that numbers its ids wrongly routes none of its messages.
+    auto err = make_error_info(
+        ec::invalid_request,
+        "msg_id_base of the publish has " + std::to_string(msg_id_base.size()) +
+            " bytes; the limit is " + std::to_string(max_msg_id_bytes));
+    for (auto& outcome : job->outcomes)
+      outcome.error = err;
+    return job;
+  }
   auto accepted_at = now_unix_nanos();
   // The timings of the messages, only for a batch that sets any (the common
   // batch sets none and allocates nothing for them).
@@ -298,12 +309,18 @@ make_publish_job(session_state& st,
   // The dedup keys hash a run of messages to one topic's name once.
   std::string_view hashed_topic;
   dedup_topic_hash topic_hash;
+  std::optional<numbered_msg_ids> numbered;
+  if (!msg_id_base.empty())
+    numbered.emplace(msg_id_base);
   for (int i = 0; i < messages.size(); ++i) {
     auto& outcome = job->outcomes[static_cast<size_t>(i)];
     if (outcome.error)
       continue;
     auto& msg = messages[i];
-    if (!msg.msg_id().empty()) {
+    std::string_view msg_id = msg.msg_id();
+    if (msg_id.empty() && numbered)
+      msg_id = numbered->at(static_cast<uint64_t>(i));
+    if (!msg_id.empty()) {
       if (job->dedup.empty() || msg.topic() != hashed_topic) {
         if (job->dedup.empty())
           job->dedup.reserve(valid);
@@ -312,7 +329,7 @@ make_publish_job(session_state& st,
         job->dedup_runs.push_back(static_cast<uint32_t>(job->dedup.size()));
       }
       // Field by field, from registers (keep_in_registers says why).
-      auto key = make_dedup_key(topic_hash, msg.msg_id());
+      auto key = make_dedup_key(topic_hash, msg_id);
       keep_in_registers(key.h1, key.h2);
       auto& entry = job->dedup.emplace_back();
       entry.first = static_cast<uint32_t>(job->accepted.size());

@@ -209,7 +209,7 @@ void start_request(session_pointer self, uint64_t request_id, pb::Request& req,
   // Checked, given an id and made as a published message would be.
   google::protobuf::RepeatedPtrField<pb::Message> one;
   one.Add()->Swap(req.mutable_message());
-  auto job = make_publish_job(st, one, unary ? unary->grant : st.grant);
+  auto job = make_publish_job(st, one, {}, unary ? unary->grant : st.grant);
   if (auto& err = job->outcomes[0].error) {
     fail(self, request_id, unary, err);
     return;

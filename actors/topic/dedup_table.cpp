@@ -100,6 +100,23 @@ dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept {
   return make_dedup_key(make_dedup_topic_hash(topic), id);
 }
 
+numbered_msg_ids::numbered_msg_ids(std::string_view base) noexcept
+    : size_(std::min(base.size(), max_msg_id_bytes)),
+      number_bytes_(std::min<std::size_t>(size_, 8)) {
+  std::memcpy(bytes_, base.data(), size_);
+  for (std::size_t i = size_ - number_bytes_; i < size_; ++i)
+    number_ = number_ << 8 | static_cast<unsigned char>(bytes_[i]);
+}
+
+std::string_view numbered_msg_ids::at(uint64_t index) noexcept {
+  auto number = number_ + index;
+  for (std::size_t i = size_; i > size_ - number_bytes_; --i) {
+    bytes_[i - 1] = static_cast<char>(number & 0xff);
+    number >>= 8;
+  }
+  return {bytes_, size_};
+}
+
 namespace detail {
 
 bucket_masks scan_bucket_scalar(const uint64_t* lanes, uint32_t tag,

@@ -88,6 +88,34 @@ dedup_key make_dedup_key(const dedup_topic_hash& topic,
 /// Returns the key of message id `id` on `topic`.
 dedup_key make_dedup_key(std::string_view topic, std::string_view id) noexcept;
 
+/// The msg_ids of a publish frame's messages numbered from the frame's
+/// `msg_id_base` (docs/protocol.md): message `i`'s id is the base with its
+/// last min(8, size) bytes, read as a big-endian number, increased by `i`
+/// (modulo 2^(8 x those bytes)). An idempotent client's ids (8 random bytes
+/// and a 7-byte counter, client/msg_id.hpp) numbered from the frame's first
+/// are its other messages' ids, so a frame carries one id, not one per
+/// message, as Kafka's idempotent producer numbers a batch from its base
+/// sequence.
+class numbered_msg_ids {
+public:
+  /// Reads `base`, 1 to `max_msg_id_bytes` bytes.
+  explicit numbered_msg_ids(std::string_view base) noexcept;
+
+  /// Returns the id of message `index` of the frame, valid until the next
+  /// call.
+  std::string_view at(uint64_t index) noexcept;
+
+private:
+  /// The base's bytes, then the id last returned.
+  char bytes_[max_msg_id_bytes];
+  /// The base's length.
+  std::size_t size_;
+  /// How many of the last bytes are the number (at most 8).
+  std::size_t number_bytes_;
+  /// The base's number.
+  uint64_t number_ = 0;
+};
+
 namespace detail {
 
 /// The arrival numbers (seqs) of a table's ring: `size` entries from

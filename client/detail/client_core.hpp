@@ -48,6 +48,9 @@ struct pending_publish {
   std::size_t bytes = 0;
   /// When it was queued (for the linger time).
   clock::time_point queued_at;
+  /// The number of the msg_id the client gave it (client/msg_id.hpp), or 0:
+  /// none, or the user's own in `message`.
+  uint64_t msg_id_number = 0;
 };
 
 /// Answers waiting to be coalesced into frames.
@@ -179,6 +182,8 @@ private:
   // client_publish.cpp: batching, confirms and failures of publishes.
   void take_publish_frames(std::vector<tinybroker::v1::ClientFrame>& out,
                            bool force);
+  void number_msg_ids(const std::vector<pending_publish>& batch,
+                      tinybroker::v1::Publish& publish) const;
   void take_answer_frames(std::vector<tinybroker::v1::ClientFrame>& out,
                           bool force);
   std::vector<pending_publish> take_in_flight(uint64_t request_id);

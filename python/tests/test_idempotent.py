@@ -152,6 +152,32 @@ def test_generated_msg_ids_are_15_bytes(broker):
     asyncio.run(main())
 
 
+def test_a_frame_of_generated_ids_carries_only_its_first(broker):
+    # Consecutive generated ids: the frame's msg_id_base, none per message.
+    from tinybroker._proto import tinybroker_pb2 as pb
+    from tinybroker._publishing import number_from_base
+    prefix = b"p" * 8
+    chunk = [pb.Message(topic="t", msg_id=generated_msg_id(prefix, n))
+             for n in (4, 5, 6)]
+    assert number_from_base(chunk, [4, 5, 6], prefix) == \
+        generated_msg_id(prefix, 4)
+    assert [m.msg_id for m in chunk] == [b"", b"", b""]
+    # A user's own id (number 0) or a gap: every id stays in its message.
+    mixed = [pb.Message(topic="t", msg_id=generated_msg_id(prefix, 7)),
+             pb.Message(topic="t", msg_id=b"own")]
+    assert number_from_base(mixed, [7, 0], prefix) == b""
+    assert [m.msg_id for m in mixed] == [generated_msg_id(prefix, 7), b"own"]
+    # The broker numbers them as their ids: the third id sent on its own by
+    # another client is a duplicate of the third message.
+    with tinybroker.connect(broker.address, idempotent=True) as pub, \
+            tinybroker.connect(broker.address) as other:
+        ids = pub.publish_many([Message("pyidem.base", str(i))
+                                for i in range(3)])
+        [copy] = other.publish_results([Message(
+            "pyidem.base", "again", msg_id=generated_msg_id(pub._id_prefix, 3))])
+        assert copy.duplicate and copy.id == ids[2]
+
+
 def test_threaded_cut_connections_lose_and_double_nothing(broker):
     got: List[bytes] = []
     proxy = Proxy(broker.address)

@@ -20,6 +20,20 @@ from ._types import (Message, MessageLike, PublishResult, check_results,
 from .errors import PublishQueueFullError
 
 
+def number_from_base(chunk: List["pb.Message"], numbers: List[int],
+                     prefix: bytes) -> bytes:
+    """The frame's Publish.msg_id_base when the ids of `chunk` are all
+    generated and consecutive (`numbers`, 0 for a user's own id): the
+    first, its messages' own ids cleared (the broker numbers them from it,
+    docs/protocol.md); else b"" and every id stays in its message."""
+    if not numbers or numbers[0] == 0 or any(
+            n != numbers[0] + k for k, n in enumerate(numbers)):
+        return b""
+    for proto in chunk:
+        proto.ClearField("msg_id")
+    return generated_msg_id(prefix, numbers[0])
+
+
 def fail(future: Any, error: BaseException) -> None:
     """Fails a publish's future with `error` unless it is done."""
     if not future.done():
@@ -84,10 +98,12 @@ class PublishQueue:
         (see _has_room; the caller waited for it up to publish_block);
         nothing is queued then."""
         futures = []
+        numbers = [0] * len(protos)  # of the ids generated here, 0: none
         if self._idempotent:
-            for proto in protos:
+            for i, proto in enumerate(protos):
                 if not proto.msg_id:
                     self._next_msg_id += 1
+                    numbers[i] = self._next_msg_id
                     proto.msg_id = generated_msg_id(self._id_prefix,
                                                     self._next_msg_id)
         limits = self._limit_cache.known()
@@ -101,10 +117,15 @@ class PublishQueue:
                     f"confirm; max_pending_publishes="
                     f"{self._max_pending_publishes})",
                     grpc.StatusCode.RESOURCE_EXHAUSTED)
+            offset = 0
             for chunk in frames(protos, limits):
+                base = number_from_base(
+                    chunk, numbers[offset:offset + len(chunk)],
+                    self._id_prefix)
+                offset += len(chunk)
                 request_id = self._next_request_id()
                 frame = pb.ClientFrame(request_id=request_id, publish=pb.Publish(
-                    messages=chunk, confirm=True))
+                    messages=chunk, confirm=True, msg_id_base=base))
                 future = self._new_future()
                 future.count = len(chunk)
                 if self._idempotent:  # kept to be sent again (_core._ended)

@@ -270,3 +270,23 @@ TEST(DedupTable, TheBucketScanAgreesWithTheScalarRule) {
     ASSERT_EQ(fast.tagged, reference.tagged) << "round " << round;
   }
 }
+
+TEST(NumberedMsgIds, TheLastEightBytesCountFromTheBaseWithCarry) {
+  using namespace std::string_literals;
+  // An idempotent client's base: 8 bytes of the client, then 7 of number.
+  auto base = "client-A\0\0\0\0\0\0\xfe"s;
+  tb::numbered_msg_ids ids{base};
+  EXPECT_EQ(ids.at(0), base);
+  EXPECT_EQ(ids.at(1), "client-A\0\0\0\0\0\0\xff"s);
+  EXPECT_EQ(ids.at(2), "client-A\0\0\0\0\0\x01\0"s); // carried
+  EXPECT_EQ(ids.at(0x101), "client-A\0\0\0\0\0\x01\xff"s);
+  // A base of at most 8 bytes is all number, and wraps within its length.
+  tb::numbered_msg_ids short_ids{"\x01\xff\xff"s};
+  EXPECT_EQ(short_ids.at(1), "\x02\0\0"s);
+  tb::numbered_msg_ids wraps{"\xff"s};
+  EXPECT_EQ(wraps.at(1), "\0"s);
+  // Only the last 8 bytes of a longer base change.
+  auto long_base = std::string(20, 'x') + std::string(8, '\xff');
+  tb::numbered_msg_ids long_ids{long_base};
+  EXPECT_EQ(long_ids.at(1), std::string(20, 'x') + std::string(8, '\0'));
+}

@@ -272,6 +272,72 @@ TEST_F(Dedup, MsgIdOverTheLimitIsRefusedNamingIt) {
           .has_error());
 }
 
+TEST_F(Dedup, MessagesNumberedFromAFramesBaseAreDeduplicatedAsTheirIds) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto base = std::string("client-A\0\0\0\0\0\0\x01", 15);
+  auto numbered = [&](std::vector<pb::Message> messages) {
+    auto frame = publish_frame(next_request_id(), std::move(messages));
+    frame->mutable_publish()->set_msg_id_base(base);
+    auto before = pub.sink->of_kind(kind::kPublishConfirm).size();
+    send_frame(pub, frame);
+    run();
+    auto confirms = pub.sink->of_kind(kind::kPublishConfirm);
+    EXPECT_EQ(confirms.size(), before + 1);
+    auto& results = confirms.back().publish_confirm().results();
+    return std::vector<pb::PublishResult>{results.begin(), results.end()};
+  };
+  auto first =
+      numbered({make_message("orders.1", "a"), make_message("orders.1", "b"),
+                make_message("orders.2", "c")});
+  ASSERT_EQ(first.size(), 3u);
+  for (auto& result : first)
+    EXPECT_FALSE(result.duplicate());
+  // Message 1's id is the base plus one: the same id sent on its own.
+  auto plus_one = std::string("client-A\0\0\0\0\0\0\x02", 15);
+  auto alone = publish_id(pub, "orders.1", "b again", plus_one);
+  EXPECT_TRUE(alone.duplicate());
+  EXPECT_EQ(alone.id(), first[1].id());
+  // The frame sent again (a retry): every message a duplicate; a message
+  // with an id of its own keeps it, and still counts in the numbering.
+  auto retried = numbered({with_id("orders.1", "own", "own-id"),
+                           make_message("orders.1", "b retried"),
+                           make_message("orders.2", "c retried")});
+  ASSERT_EQ(retried.size(), 3u);
+  EXPECT_FALSE(retried[0].duplicate());
+  EXPECT_TRUE(retried[1].duplicate());
+  EXPECT_EQ(retried[1].id(), first[1].id());
+  EXPECT_TRUE(retried[2].duplicate());
+  EXPECT_EQ(retried[2].id(), first[2].id());
+  EXPECT_EQ(sub.sink->payloads(),
+            (std::vector<std::string>{"a", "b", "c", "own"}));
+}
+
+TEST_F(Dedup, AMsgIdBaseOverTheLimitRefusesTheFrameNamingIt) {
+  auto sub = spawn_session();
+  subscribe(sub, 1, "orders.>");
+  auto pub = spawn_session();
+  auto frame =
+      publish_frame(next_request_id(), {make_message("orders.1", "a"),
+                                        with_id("orders.1", "b", "own-id")});
+  frame->mutable_publish()->set_msg_id_base(
+      std::string(tb::max_msg_id_bytes + 1, 'k'));
+  send_frame(pub, frame);
+  run();
+  auto confirms = pub.sink->of_kind(kind::kPublishConfirm);
+  ASSERT_EQ(confirms.size(), 1u);
+  for (auto& result : confirms.back().publish_confirm().results()) {
+    ASSERT_TRUE(result.has_error());
+    EXPECT_EQ(result.error().code(), 3); // INVALID_ARGUMENT
+    EXPECT_NE(result.error().message().find(
+                  "msg_id_base of the publish has 129 bytes; the limit is 128"),
+              std::string::npos)
+        << result.error().message();
+  }
+  EXPECT_TRUE(sub.sink->payloads().empty());
+}
+
 TEST_F(Dedup, FramesReadBeforeTheStreamWentAreRoutedBeforeTheSessionStops) {
   // Issue 31: a connection cut while a write to it was pending ended the
   // stream with a publish frame still waiting for its shard's answer. The

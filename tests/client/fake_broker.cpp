@@ -48,7 +48,8 @@ std::string client_cn(const grpc::CallbackServerContext& ctx) {
 class call_reactor : public grpc::ServerGenericBidiReactor {
 public:
   call_reactor(fake_broker& broker, grpc::GenericCallbackServerContext* ctx)
-      : session_(ctx->method() == "/tinybroker.v1.Broker/Session") {
+      : broker_(broker),
+        session_(ctx->method() == "/tinybroker.v1.Broker/Session") {
     auto auth = authorization(*ctx);
     end_early_ = broker.record({ctx->method(), auth, client_cn(*ctx),
                                 metadata(*ctx, "tinybroker-client-name")});
@@ -117,6 +118,7 @@ private:
   void answer(const pb::ClientFrame& frame) {
     pb::ServerFrame reply;
     if (frame.has_publish()) {
+      broker_.record_publish(frame.publish());
       if (!frame.publish().confirm())
         return;
       reply.mutable_publish_confirm()->set_request_id(frame.request_id());
@@ -145,6 +147,7 @@ private:
       StartWrite(&out_.front());
   }
 
+  fake_broker& broker_;
   bool session_;
   grpc::ByteBuffer in_;
   grpc::ByteBuffer reply_;
@@ -257,6 +260,20 @@ bool fake_broker::record(recorded_call call) {
   calls_.push_back(std::move(call));
   cv_.notify_all();
   return session && options_.end_first_session && sessions_++ == 0;
+}
+
+void fake_broker::record_publish(const tinybroker::v1::Publish& publish) {
+  std::lock_guard<std::mutex> guard{mutex_};
+  publishes_.push_back(publish);
+  cv_.notify_all();
+}
+
+std::vector<tinybroker::v1::Publish>
+fake_broker::wait_publishes(std::size_t count,
+                            std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> guard{mutex_};
+  cv_.wait_for(guard, timeout, [&] { return publishes_.size() >= count; });
+  return publishes_;
 }
 
 bool fake_broker::accepts(

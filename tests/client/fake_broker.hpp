@@ -16,6 +16,8 @@
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 
+#include "tinybroker.pb.h"
+
 namespace tb::test {
 
 /// The PEM files of the test PKI (tests/e2e/test_certs.hpp) the fake broker
@@ -101,6 +103,14 @@ public:
   /// Session stream to end early (see `end_first_session`).
   bool record(recorded_call call);
 
+  /// Records the Publish frame `publish` (from the server's threads).
+  void record_publish(const tinybroker::v1::Publish& publish);
+
+  /// Waits until `count` Publish frames arrived (or `timeout` passed) and
+  /// returns every one received so far, in arrival order.
+  std::vector<tinybroker::v1::Publish>
+  wait_publishes(std::size_t count, std::chrono::milliseconds timeout);
+
   /// Returns true if `authorization` is what the options require.
   bool accepts(const std::optional<std::string>& authorization) const;
 
@@ -112,6 +122,7 @@ private:
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::vector<recorded_call> calls_;
+  std::vector<tinybroker::v1::Publish> publishes_;
   int sessions_ = 0;
 };
 
