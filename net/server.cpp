@@ -159,12 +159,14 @@ error_info broker_server::start() {
   // goes to the debug level.
   log::set_grpc_level(log::level::debug);
   server_ = builder.BuildAndStart();
-  log::set_grpc_level(log::level::warn);
   if (!server_ || port == 0) {
+    // So is what gRPC says of the queue of a server that never started.
     release();
+    log::set_grpc_level(log::level::warn);
     return make_error_info(ec::invalid_request,
                            cannot_listen_message(cfg_.listen));
   }
+  log::set_grpc_level(log::level::warn);
   if (cq_)
     cq_->start();
   if (auto* health = server_->GetHealthCheckService()) {
