@@ -193,6 +193,18 @@ void check_duplicates(session_pointer self, std::shared_ptr<publish_job> job);
 /// Caches a route a lookup returned, telling the router about evictions.
 void cache_route(session_pointer self, const route_ref& route);
 
+/// Returns why `msg` cannot be published by a client with `grant`, or no
+/// error (actors/session/publish_checks.cpp).
+error_info check_message(const session_state& st,
+                         const tinybroker::v1::Message& msg,
+                         const access_grant& grant);
+
+/// Returns why the TTL, delay and priority of `msg` cannot be taken, or no
+/// error; fills `timing` (the due time as an offset from `accepted_at`).
+error_info check_timing(const session_state& st,
+                        const tinybroker::v1::Message& msg, int64_t accepted_at,
+                        message_timing& timing);
+
 /// Validates `messages` and turns the valid ones into accepted messages;
 /// messages without a msg_id of their own are numbered from `msg_id_base`
 /// when it is not empty (`numbered_msg_ids`); `grant` says which topics the
