@@ -16,6 +16,7 @@
 #include <caf/scoped_actor.hpp>
 
 #include "actors/cluster/cluster_actor.hpp"
+#include "net/cluster_probe.hpp"
 #include "net/log.hpp"
 #include "tinybroker.pb.h"
 
@@ -62,9 +63,14 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
   settings.router = router;
   settings.quorum = std::move(quorum);
   settings.rejoins = std::move(rejoins);
+  // On plain TCP, a look at the peer's port first (net/cluster_probe.hpp):
+  // what is not a cluster node there must not reach CAF's handshake.
   settings.dialer =
       c.tls ? caf::actor_cast<caf::actor>(sys.openssl_manager().actor_handle())
-            : caf::actor_cast<caf::actor>(sys.middleman().actor_handle());
+            : spawn_checked_dialer(
+                  sys,
+                  caf::actor_cast<caf::actor>(sys.middleman().actor_handle()),
+                  c.dead_after / 2);
   auto colon = c.listen.rfind(':');
   auto host = c.listen.substr(0, colon);
   if (host.size() > 2 && host.front() == '[')
@@ -75,6 +81,9 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
   // restarted node binds its port again while the old connections linger
   // in TIME_WAIT (Linux still refuses a second listener on the port).
   auto cluster = sys.spawn(cluster_actor_impl, settings);
+  if (!c.tls) // the checked dialer exits with the cluster actor
+    caf::anon_send(settings.dialer, caf::link_atom_v,
+                   caf::actor_cast<caf::actor>(cluster));
   auto bound = c.tls ? caf::openssl::publish(cluster, port, host.c_str(), true)
                      : caf::io::publish(cluster, port, host.c_str(), true);
   if (!bound) {

@@ -155,6 +155,31 @@ TEST_F(ClusterFixture, ANodeOfAnotherVersionIsRefusedAtTheHandshake) {
   std::cout << "n1 says: " << s.peers(0).last_error() << std::endl;
 }
 
+TEST_F(ClusterFixture, ANodeWhosePeerIsAGrpcPortKeepsRunningAndSaysSo) {
+  // A likely slip: the peer list names a broker's gRPC port instead of its
+  // cluster port. CAF 0.17.6 read gRPC's first frame as a handshake and
+  // crashed the node (net/cluster_probe.hpp).
+  broker_process grpc_broker;
+  ASSERT_TRUE(grpc_broker.wait_ready()) << grpc_broker.output();
+  auto& n1 = add_node("n1");
+  auto& wrong = add_node("grpc-port");
+  auto address = grpc_broker.address();
+  wrong.port =
+      static_cast<uint16_t>(std::stoul(address.substr(address.rfind(':') + 1)));
+  ASSERT_TRUE(start(n1)) << n1.process->output();
+  EXPECT_TRUE(n1.process->wait_for_output("is not a cluster node", 5s))
+      << n1.process->output();
+  auto s = stats(n1);
+  ASSERT_EQ(s.peers_size(), 1) << n1.process->output();
+  EXPECT_EQ(s.peers(0).state(), "connecting");
+  EXPECT_NE(s.peers(0).last_error().find("not a cluster handshake"),
+            std::string::npos)
+      << s.peers(0).last_error();
+  std::cout << "n1 says: " << s.peers(0).last_error() << std::endl;
+  EXPECT_EQ(n1.process->stop(SIGTERM), 0) << n1.process->output();
+  EXPECT_EQ(grpc_broker.stop(SIGTERM), 0);
+}
+
 TEST_F(ClusterFixture, ANodeWithUnreachablePeersStillBecomesReady) {
   auto& n1 = add_node("n1");
   add_node("ghost1");

@@ -1,0 +1,52 @@
+// A look at a peer's port before the cluster dials it (plain TCP).
+//
+// CAF 0.17.6's BASP reads whatever the far end sends first as its server
+// handshake, and dereferences a null payload when that "handshake" says it
+// has none. An HTTP/2 server's first frame (SETTINGS) reads exactly so: a
+// node whose `[cluster] peers` named a broker's gRPC port instead of its
+// cluster port crashed (SIGSEGV in `basp::instance::handle`). So the
+// dialer first reads the first 16 bytes itself: a cluster node speaks
+// first, with a server handshake that has a payload.
+
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+namespace tb {
+
+/// Returns "" if `first` (the first 16 bytes a peer sent) begin a cluster
+/// node's server handshake: CAF's BASP header with operation 0 (server
+/// handshake), a payload of 1 byte to 1 MiB and a protocol version; else
+/// what they are instead.
+std::string check_cluster_greeting(std::string_view first);
+
+/// What `probe_cluster_peer` found.
+struct cluster_probe_result {
+  /// True if the connection was made.
+  bool connected = false;
+  /// Why no cluster node answers ("" if one does): the connection's error,
+  /// or what answered instead.
+  std::string why;
+};
+
+/// Connects to `host`:`port` and reads what answers there within
+/// `timeout` (`check_cluster_greeting`). Blocks up to `timeout`.
+cluster_probe_result probe_cluster_peer(const std::string& host, uint16_t port,
+                                        std::chrono::milliseconds timeout);
+
+/// Spawns the dialer the cluster actor uses on plain TCP: it answers
+/// `(connect_atom, host, port)` as `dialer` (the middleman) does, once
+/// `probe_cluster_peer` found a cluster node there, and with an error
+/// naming what answers instead otherwise. It runs on a thread of its own
+/// (the probe blocks) and exits with `owner`, which it links to on
+/// `(link_atom, owner)`.
+caf::actor spawn_checked_dialer(caf::actor_system& sys, caf::actor dialer,
+                                std::chrono::milliseconds timeout);
+
+} // namespace tb
