@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <string>
 #include <thread>
 
@@ -298,19 +299,49 @@ std::pair<int, std::string> run_broker_command(std::vector<std::string> args) {
   return run_command(TINYBROKER_BINARY, args);
 }
 
-int free_loopback_port() {
+namespace {
+
+// Returns true if a listener could bind `port` on loopback just now (0:
+// any port; `port` then holds the kernel's choice).
+bool bind_loopback(int& port) {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return false;
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
   socklen_t len = sizeof(addr);
-  int port = 0;
-  if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), len) == 0 &&
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (ok)
     port = ntohs(addr.sin_port);
-  if (fd >= 0)
-    ::close(fd);
-  return port;
+  ::close(fd);
+  return ok;
+}
+
+// Returns the lowest port of the kernel's ephemeral range.
+int ephemeral_low() {
+  std::ifstream in{"/proc/sys/net/ipv4/ip_local_port_range"};
+  int low = 0;
+  return in >> low ? low : 0;
+}
+
+} // namespace
+
+int free_loopback_port() {
+  // Below the ephemeral range: no listener on port 0 and no outgoing
+  // connection (of this test or one beside it) can take the port between
+  // now and the broker's bind, as they did for a cluster node's port.
+  static thread_local std::mt19937 random{std::random_device{}()};
+  if (auto low = ephemeral_low(); low > 12000)
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      int port = std::uniform_int_distribution<int>{10000, low - 1}(random);
+      if (bind_loopback(port))
+        return port;
+    }
+  int port = 0;
+  return bind_loopback(port) ? port : 0;
 }
 
 std::string write_temp_file(const std::string& text, const std::string& ext) {

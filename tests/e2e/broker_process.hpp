@@ -117,7 +117,9 @@ std::pair<int, std::string> run_command(const std::string& binary,
 /// --version and bad configs); returns its exit code and output.
 std::pair<int, std::string> run_broker_command(std::vector<std::string> args);
 
-/// Returns a loopback port that was free a moment ago, or 0.
+/// Returns a loopback port that was free a moment ago, or 0; below the
+/// kernel's ephemeral range when it leaves room, so that no port-0
+/// listener or outgoing connection takes it before it is bound.
 int free_loopback_port();
 
 /// Writes `text` to a fresh temporary file and returns its path.
