@@ -63,14 +63,17 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
   settings.router = router;
   settings.quorum = std::move(quorum);
   settings.rejoins = std::move(rejoins);
-  // On plain TCP, a look at the peer's port first (net/cluster_probe.hpp):
-  // what is not a cluster node there must not reach CAF's handshake.
-  settings.dialer =
+  // A look at the peer's port first, through TLS with `tls` (net/
+  // cluster_probe.hpp): what is not a cluster node there must not reach
+  // CAF's handshake.
+  std::optional<cluster_probe_tls> probe_tls;
+  if (c.tls)
+    probe_tls = cluster_probe_tls{cfg.tls.cert, cfg.tls.key, cfg.tls.client_ca};
+  settings.dialer = spawn_checked_dialer(
+      sys,
       c.tls ? caf::actor_cast<caf::actor>(sys.openssl_manager().actor_handle())
-            : spawn_checked_dialer(
-                  sys,
-                  caf::actor_cast<caf::actor>(sys.middleman().actor_handle()),
-                  c.dead_after / 2);
+            : caf::actor_cast<caf::actor>(sys.middleman().actor_handle()),
+      c.dead_after / 2, std::move(probe_tls));
   auto colon = c.listen.rfind(':');
   auto host = c.listen.substr(0, colon);
   if (host.size() > 2 && host.front() == '[')
@@ -81,9 +84,9 @@ error_info start_cluster(caf::actor_system& sys, const broker_config& cfg,
   // restarted node binds its port again while the old connections linger
   // in TIME_WAIT (Linux still refuses a second listener on the port).
   auto cluster = sys.spawn(cluster_actor_impl, settings);
-  if (!c.tls) // the checked dialer exits with the cluster actor
-    caf::anon_send(settings.dialer, caf::link_atom_v,
-                   caf::actor_cast<caf::actor>(cluster));
+  // The checked dialer exits with the cluster actor.
+  caf::anon_send(settings.dialer, caf::link_atom_v,
+                 caf::actor_cast<caf::actor>(cluster));
   auto bound = c.tls ? caf::openssl::publish(cluster, port, host.c_str(), true)
                      : caf::io::publish(cluster, port, host.c_str(), true);
   if (!bound) {

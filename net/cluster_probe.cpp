@@ -5,6 +5,8 @@
 #include <set>
 
 #include <netdb.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <caf/node_id.hpp>
 
 #include "actors/protocol.hpp"
+#include "net/openssl_ptr.hpp"
 
 namespace tb {
 
@@ -69,23 +72,108 @@ std::string probe_connect(int fd, const addrinfo& ai,
   return err == 0 ? std::string{} : std::strerror(err);
 }
 
+// Reads up to 16 bytes from `fd` before `deadline`.
+std::string probe_read_plain(int fd, probe_clock::time_point deadline) {
+  std::string first;
+  char buf[16];
+  while (first.size() < sizeof buf && probe_wait(fd, POLLIN, deadline)) {
+    auto n = ::recv(fd, buf, sizeof buf - first.size(), 0);
+    if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
+      break;
+    if (n > 0)
+      first.append(buf, static_cast<std::size_t>(n));
+  }
+  return first;
+}
+
+// Returns a client context that presents and verifies with `tls`'s files,
+// or null if they cannot be read (CAF's dial then says why).
+openssl_ptr<SSL_CTX> probe_tls_context(const cluster_probe_tls& tls) {
+  openssl_ptr<SSL_CTX> ctx{SSL_CTX_new(TLS_client_method())};
+  if (!ctx ||
+      SSL_CTX_use_certificate_chain_file(ctx.get(), tls.cert.c_str()) != 1 ||
+      SSL_CTX_use_PrivateKey_file(ctx.get(), tls.key.c_str(),
+                                  SSL_FILETYPE_PEM) != 1 ||
+      SSL_CTX_load_verify_locations(ctx.get(), tls.ca.c_str(), nullptr) != 1)
+    return nullptr;
+  SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER, nullptr);
+  return ctx;
+}
+
+// Runs `step` (an SSL call on `ssl`) until it succeeds; waits on `fd` as
+// OpenSSL asks. Returns its result (> 0) or the failure's (<= 0).
+template <class Step>
+int probe_tls_step(SSL* ssl, int fd, probe_clock::time_point deadline,
+                   Step step) {
+  for (;;) {
+    auto rc = step();
+    if (rc > 0)
+      return rc;
+    auto err = SSL_get_error(ssl, rc);
+    short events = err == SSL_ERROR_WANT_READ    ? POLLIN
+                   : err == SSL_ERROR_WANT_WRITE ? POLLOUT
+                                                 : 0;
+    if (events == 0 || !probe_wait(fd, events, deadline))
+      return rc <= 0 ? rc : 0;
+  }
+}
+
+// Makes a TLS handshake on `fd` with `tls` and checks the first 16 bytes
+// read through it; "" if they are a cluster node's, and for a handshake
+// that fails (CAF's dial then says why).
+std::string probe_tls(int fd, const cluster_probe_tls& tls,
+                      probe_clock::time_point deadline) {
+  auto ctx = probe_tls_context(tls);
+  if (!ctx) {
+    ERR_clear_error();
+    return {};
+  }
+  openssl_ptr<SSL> ssl{SSL_new(ctx.get())};
+  if (!ssl || SSL_set_fd(ssl.get(), fd) != 1) {
+    ERR_clear_error();
+    return {};
+  }
+  if (probe_tls_step(ssl.get(), fd, deadline,
+                     [&] { return SSL_connect(ssl.get()); }) <= 0) {
+    ERR_clear_error();
+    return {};
+  }
+  std::string first;
+  char buf[16];
+  while (first.size() < sizeof buf) {
+    auto n = probe_tls_step(ssl.get(), fd, deadline, [&] {
+      return SSL_read(ssl.get(), buf,
+                      static_cast<int>(sizeof buf - first.size()));
+    });
+    if (n <= 0)
+      break;
+    first.append(buf, static_cast<std::size_t>(n));
+  }
+  ERR_clear_error();
+  return check_cluster_greeting(first);
+}
+
 } // namespace
 
 std::string check_cluster_greeting(std::string_view first) {
+  // gRPC's TLS servers send nothing and close a connection that did not
+  // ask for HTTP/2 (ALPN): that port, too, is likely a gRPC one.
+  constexpr const char* hint = " (is it a broker's gRPC port? peers name "
+                               "each node's [cluster] listen address)";
   if (first.size() < 16)
     return "it sent " + std::to_string(first.size()) +
-           " bytes and no cluster handshake";
+           " bytes and no cluster handshake" + hint;
   auto* p = reinterpret_cast<const unsigned char*>(first.data());
   auto payload = probe_big_endian(p + 4, 4);
   auto version = probe_big_endian(p + 8, 8);
   if (p[0] != 0 || payload == 0 || payload > (1u << 20) || version == 0)
-    return "its first bytes are not a cluster handshake (is it a broker's "
-           "gRPC port? peers name each node's [cluster] listen address)";
+    return std::string{"its first bytes are not a cluster handshake"} + hint;
   return {};
 }
 
 cluster_probe_result probe_cluster_peer(const std::string& host, uint16_t port,
-                                        std::chrono::milliseconds timeout) {
+                                        std::chrono::milliseconds timeout,
+                                        const cluster_probe_tls* tls) {
   auto deadline = probe_clock::now() + timeout;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
@@ -107,18 +195,12 @@ cluster_probe_result probe_cluster_peer(const std::string& host, uint16_t port,
     why = probe_connect(sock.fd, *ai, deadline);
     if (!why.empty())
       continue;
-    // A cluster node speaks first: read its header's first 16 bytes.
-    std::string first;
-    char buf[16];
-    while (first.size() < sizeof buf && probe_wait(sock.fd, POLLIN, deadline)) {
-      auto n = ::recv(sock.fd, buf, sizeof buf - first.size(), 0);
-      if (n <= 0 && !(n < 0 && (errno == EINTR || errno == EAGAIN)))
-        break;
-      if (n > 0)
-        first.append(buf, static_cast<std::size_t>(n));
-    }
     ::freeaddrinfo(found);
-    return {true, check_cluster_greeting(first)};
+    // A cluster node speaks first: read its header's first 16 bytes.
+    if (tls == nullptr)
+      return {true,
+              check_cluster_greeting(probe_read_plain(sock.fd, deadline))};
+    return {true, probe_tls(sock.fd, *tls, deadline)};
   }
   ::freeaddrinfo(found);
   return {false, why};
@@ -129,12 +211,14 @@ namespace {
 // The behavior of the checked dialer (see spawn_checked_dialer).
 caf::behavior checked_dialer_impl(caf::event_based_actor* self,
                                   caf::actor dialer,
-                                  std::chrono::milliseconds timeout) {
+                                  std::chrono::milliseconds timeout,
+                                  std::optional<cluster_probe_tls> tls) {
   return {
       [self](caf::link_atom, const caf::actor& owner) { self->link_to(owner); },
-      [self, dialer, timeout](caf::connect_atom atom, std::string& host,
-                              uint16_t port) -> caf::result<caf::message> {
-        auto found = probe_cluster_peer(host, port, timeout);
+      [self, dialer, timeout, tls](caf::connect_atom atom, std::string& host,
+                                   uint16_t port) -> caf::result<caf::message> {
+        auto found =
+            probe_cluster_peer(host, port, timeout, tls ? &*tls : nullptr);
         auto address = host + ":" + std::to_string(port);
         if (!found.connected)
           return make_caf_error(ec::invalid_request,
@@ -151,9 +235,10 @@ caf::behavior checked_dialer_impl(caf::event_based_actor* self,
 } // namespace
 
 caf::actor spawn_checked_dialer(caf::actor_system& sys, caf::actor dialer,
-                                std::chrono::milliseconds timeout) {
+                                std::chrono::milliseconds timeout,
+                                std::optional<cluster_probe_tls> tls) {
   return sys.spawn<caf::detached>(checked_dialer_impl, std::move(dialer),
-                                  timeout);
+                                  timeout, std::move(tls));
 }
 
 } // namespace tb

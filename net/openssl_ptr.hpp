@@ -1,5 +1,6 @@
 // Owning pointers to the OpenSSL objects of the broker's TLS code
-// (net/tls_credentials.cpp, net/tls_store.cpp, net/tls_listeners.cpp): one
+// (net/tls_credentials.cpp, net/tls_store.cpp, net/tls_listeners.cpp,
+// net/cluster_probe.cpp): one
 // deleter for them all.
 //
 //   tb::openssl_ptr<BIO> bio{BIO_new_mem_buf(pem.data(), size)};
@@ -35,6 +36,12 @@ struct openssl_free {
   }
   void operator()(X509_STORE_CTX* x) const {
     X509_STORE_CTX_free(x);
+  }
+  void operator()(SSL_CTX* x) const {
+    SSL_CTX_free(x);
+  }
+  void operator()(SSL* x) const {
+    SSL_free(x);
   }
 };
 

@@ -47,6 +47,13 @@ cluster_node& ClusterFixture::add_node(const std::string& name) {
   return *nodes.back();
 }
 
+void ClusterFixture::add_wrong_peer(const std::string& name,
+                                    const std::string& address) {
+  auto& n = add_node(name);
+  n.port =
+      static_cast<uint16_t>(std::stoul(address.substr(address.rfind(':') + 1)));
+}
+
 std::string ClusterFixture::cluster_address(const cluster_node& n) {
   return "127.0.0.1:" + std::to_string(n.port);
 }

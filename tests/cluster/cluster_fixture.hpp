@@ -43,6 +43,11 @@ protected:
   /// peers are all other nodes added (so add them all first).
   cluster_node& add_node(const std::string& name);
 
+  /// Adds a peer `name` at the port of `address` ("127.0.0.1:PORT"), a
+  /// process that is no node (say, a broker's gRPC port), to the peers of
+  /// the nodes started after.
+  void add_wrong_peer(const std::string& name, const std::string& address);
+
   /// Writes node `n`'s config (with `extra` TOML lines inside [cluster]
   /// and `tail` after it) and starts it; false if it did not report
   /// ready within `timeout`.

@@ -162,10 +162,7 @@ TEST_F(ClusterFixture, ANodeWhosePeerIsAGrpcPortKeepsRunningAndSaysSo) {
   broker_process grpc_broker;
   ASSERT_TRUE(grpc_broker.wait_ready()) << grpc_broker.output();
   auto& n1 = add_node("n1");
-  auto& wrong = add_node("grpc-port");
-  auto address = grpc_broker.address();
-  wrong.port =
-      static_cast<uint16_t>(std::stoul(address.substr(address.rfind(':') + 1)));
+  add_wrong_peer("grpc-port", grpc_broker.address());
   ASSERT_TRUE(start(n1)) << n1.process->output();
   EXPECT_TRUE(n1.process->wait_for_output("is not a cluster node", 5s))
       << n1.process->output();
