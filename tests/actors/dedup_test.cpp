@@ -37,12 +37,17 @@ protected:
     return msg;
   }
 
-  /// Publishes `messages` from `session` with a confirm, runs, and returns
-  /// the confirm's results.
+  /// Publishes `messages` from `session` with a confirm (their ids
+  /// numbered from `msg_id_base` if it is not empty), runs, and returns the
+  /// confirm's results.
   std::vector<pb::PublishResult>
-  publish_all(const test_session& session, std::vector<pb::Message> messages) {
+  publish_all(const test_session& session, std::vector<pb::Message> messages,
+              const std::string& msg_id_base = {}) {
     auto before = session.sink->of_kind(kind::kPublishConfirm).size();
-    send_frame(session, publish_frame(next_request_id(), std::move(messages)));
+    auto frame = publish_frame(next_request_id(), std::move(messages));
+    if (!msg_id_base.empty())
+      frame->mutable_publish()->set_msg_id_base(msg_id_base);
+    send_frame(session, frame);
     run();
     auto confirms = session.sink->of_kind(kind::kPublishConfirm);
     EXPECT_EQ(confirms.size(), before + 1) << "no confirm";
@@ -278,15 +283,7 @@ TEST_F(Dedup, MessagesNumberedFromAFramesBaseAreDeduplicatedAsTheirIds) {
   auto pub = spawn_session();
   auto base = std::string("client-A\0\0\0\0\0\0\x01", 15);
   auto numbered = [&](std::vector<pb::Message> messages) {
-    auto frame = publish_frame(next_request_id(), std::move(messages));
-    frame->mutable_publish()->set_msg_id_base(base);
-    auto before = pub.sink->of_kind(kind::kPublishConfirm).size();
-    send_frame(pub, frame);
-    run();
-    auto confirms = pub.sink->of_kind(kind::kPublishConfirm);
-    EXPECT_EQ(confirms.size(), before + 1);
-    auto& results = confirms.back().publish_confirm().results();
-    return std::vector<pb::PublishResult>{results.begin(), results.end()};
+    return publish_all(pub, std::move(messages), base);
   };
   auto first =
       numbered({make_message("orders.1", "a"), make_message("orders.1", "b"),
