@@ -1,6 +1,7 @@
-"""Request/reply in both clients: request() answered by serve(), the first
-reply wins, NoRespondersError at once, RequestTimeoutError, group requests
-acked by their reply."""
+"""Request/reply in both clients (threaded and asyncio): request() answered
+by serve(), the first reply wins, NoRespondersError at once,
+RequestTimeoutError (counted in Stats), group requests acked by their
+reply."""
 
 import asyncio
 import time
@@ -53,6 +54,8 @@ def test_no_reply_in_time_raises_request_timeout(broker, client):
         assert 0.3 <= time.monotonic() - started < 1.5
         assert err.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
         assert isinstance(err.value, TimeoutError)
+    # Counted broker-wide (Stats; tinybroker_request_timeouts_total).
+    assert wait_until(lambda: client.stats().broker.request_timeouts >= 1)
 
 
 def test_group_request_goes_to_one_member_and_is_acked(broker, client):
@@ -94,4 +97,33 @@ def test_aio_request_and_serve(broker):
             assert reply.payload == b"cba"
             with pytest.raises(tinybroker.NoRespondersError):
                 await caller.request("py.rr.aio.none", "x")
+    asyncio.run(asyncio.wait_for(main(), 15))
+
+
+def test_aio_no_reply_in_time_and_group_requests(broker):
+    async def main():
+        async with tinybroker.aio.connect(broker.address) as silent, \
+                tinybroker.aio.connect(broker.address) as member, \
+                tinybroker.aio.connect(broker.address) as caller:
+            await silent.subscribe("py.rr.aio.silent", lambda d: None)
+            started = time.monotonic()
+            with pytest.raises(tinybroker.RequestTimeoutError) as err:
+                await caller.request("py.rr.aio.silent", "x", timeout=0.3)
+            assert 0.3 <= time.monotonic() - started < 1.5
+            assert err.value.code == grpc.StatusCode.DEADLINE_EXCEEDED
+            await member.serve("py.rraio.>", lambda d: b"done",
+                               group="py-rr-aio-group")
+            for _ in range(3):
+                reply = await caller.request("py.rraio.job", "x",
+                                             group="py-rr-aio-group")
+                assert reply.payload == b"done"
+            # The reply acked each delivery of the group.
+            for _ in range(100):
+                groups = await caller.list_groups()
+                acked = [g for g in groups
+                         if g.name == "py-rr-aio-group"][0].counters.acked
+                if acked == 3:
+                    break
+                await asyncio.sleep(0.05)
+            assert acked == 3
     asyncio.run(asyncio.wait_for(main(), 15))

@@ -25,6 +25,8 @@ namespace pb = tinybroker::v1;
 
 /// The secrets of the test's tokens.
 inline const std::string orders_secret = "orders-secret-7f3a9c1e5b";
+/// The secret of the token that may only subscribe (under `svc.>`).
+inline const std::string listener_secret = "listener-secret-2c8e4a6d1f";
 inline const std::string ops_secret = "ops-secret-2d8e4b6a0c9f";
 inline const std::string late_secret = "late-secret-5c1e9a7b3d";
 
@@ -104,8 +106,9 @@ private:
 };
 
 /// Returns the [auth] config of the tests: "orders" may publish under
-/// `orders.>`, subscribe under `orders.eu.>` and join `billing`; "ops" may
-/// do everything, admin calls included. `extra` is appended.
+/// `orders.>`, subscribe under `orders.eu.>` and join `billing`;
+/// "listener" may only subscribe under `svc.>`; "ops" may do everything,
+/// admin calls included. `extra` is appended.
 inline std::string auth_config_text(const std::string& extra = {}) {
   return "[auth]\n"
          "[[auth.tokens]]\n"
@@ -116,6 +119,12 @@ inline std::string auth_config_text(const std::string& extra = {}) {
          "publish = [\"orders.>\"]\n"
          "subscribe = [\"orders.eu.>\"]\n"
          "groups = [\"billing\"]\n"
+         "[[auth.tokens]]\n"
+         "name = \"listener\"\n"
+         "secret = \"" +
+         listener_secret +
+         "\"\n"
+         "subscribe = [\"svc.>\"]\n"
          "[[auth.tokens]]\n"
          "name = \"ops\"\n"
          "secret_sha256 = \"" +

@@ -26,6 +26,25 @@ grpc::Status request(const std::shared_ptr<grpc::Channel>& channel,
   return pb::Broker::NewStub(channel)->Request(&ctx, req, response);
 }
 
+/// Reads the next delivery on `responder`, a request, and answers it with
+/// `payload`; returns the delivery (empty, with a test failure, if none).
+pb::Delivery answer_next(token_session& responder, const std::string& payload) {
+  auto frame = responder.read_until(kind::kDeliveries);
+  EXPECT_TRUE(frame);
+  if (!frame || frame->deliveries().deliveries_size() != 1) {
+    ADD_FAILURE() << "expected one delivery";
+    return {};
+  }
+  auto d = frame->deliveries().deliveries(0);
+  EXPECT_NE(d.reply_handle(), 0u);
+  pb::ClientFrame reply;
+  reply.set_request_id(2);
+  reply.mutable_reply()->set_reply_handle(d.reply_handle());
+  reply.mutable_reply()->set_payload(payload);
+  EXPECT_TRUE(responder.send(reply));
+  return d;
+}
+
 TEST_F(AuthTest, UnaryRequestWithoutPublishRightsIsDeniedNamingTheTopic) {
   // Someone listens, so only the permission can refuse it.
   token_session responder{channel_, ops_secret};
@@ -54,22 +73,35 @@ TEST_F(AuthTest, UnaryRequestWithPublishRightsGetsTheReply) {
   auto call = std::async(std::launch::async, [&] {
     return request(channel_, orders_secret, "orders.eu.quote", &response);
   });
-  auto frame = responder.read_until(kind::kDeliveries);
-  ASSERT_TRUE(frame);
-  ASSERT_EQ(frame->deliveries().deliveries_size(), 1);
-  auto& d = frame->deliveries().deliveries(0);
+  auto d = answer_next(responder, "42 EUR");
   EXPECT_EQ(d.payload(), "ping");
-  ASSERT_NE(d.reply_handle(), 0u);
-  pb::ClientFrame reply;
-  reply.set_request_id(2);
-  reply.mutable_reply()->set_reply_handle(d.reply_handle());
-  reply.mutable_reply()->set_payload("42 EUR");
-  ASSERT_TRUE(responder.send(reply));
   ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
   auto status = call.get();
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.payload(), "42 EUR");
   EXPECT_EQ(response.message_id(), d.message_id());
+  EXPECT_EQ(stats().broker().replies(), 1u);
+}
+
+TEST_F(AuthTest, AReplyNeedsNoRightBeyondTheRequestItAnswers) {
+  // "listener" may subscribe under svc.> and publish nowhere: it still
+  // answers the requests it receives.
+  pb::PublishReply refused;
+  ASSERT_TRUE(publish(listener_secret, {"svc.time"}, &refused).ok());
+  ASSERT_EQ(refused.results_size(), 1);
+  EXPECT_EQ(refused.results(0).error().reason(), "permission_denied");
+  token_session responder{channel_, listener_secret};
+  ASSERT_TRUE(responder.subscribe(1, "svc.time"));
+  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  pb::Response response;
+  auto call = std::async(std::launch::async, [&] {
+    return request(channel_, ops_secret, "svc.time", &response);
+  });
+  answer_next(responder, "12:00");
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto status = call.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.payload(), "12:00");
   EXPECT_EQ(stats().broker().replies(), 1u);
 }
 

@@ -206,6 +206,50 @@ TEST_F(CliRequestTest, ReplyCommandTimeoutMustBeADurationAboveZero) {
   }
 }
 
+// --group on both commands: a request with --group goes to the group's
+// replier alone (a fan-out replier on the topic is passed over) and its
+// reply acks the delivery; with no member, no responders naming the group.
+TEST_F(CliRequestTest, AGroupRequestGoesToTheGroupsReplierAndIsAcked) {
+  auto [code, out] = cli({"request", "svc.work", "x", "--group", "workers"});
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("no responders: nobody answers requests to svc.work in "
+                     "group workers"),
+            std::string::npos)
+      << out;
+  child_process fanout{cli_binary(), at_broker({"reply", "svc.work",
+                                                "--command", "echo fan-out"})};
+  child_process member{cli_binary(),
+                       at_broker({"reply", "svc.work", "--group", "workers",
+                                  "--command", "echo member", "--count", "2"})};
+  ASSERT_TRUE(
+      fanout.wait_for_output("answering requests to svc.work", patience))
+      << fanout.output();
+  ASSERT_TRUE(member.wait_for_output(
+      "answering requests to svc.work in group workers", patience))
+      << member.output();
+  for (int i = 0; i < 2; ++i) {
+    std::tie(code, out) =
+        cli({"request", "svc.work", "x", "--group", "workers"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_EQ(out, "member\n");
+  }
+  auto exit = member.wait_exit(patience);
+  ASSERT_TRUE(exit.has_value()) << member.output();
+  EXPECT_EQ(*exit, 0) << member.output();
+  auto acked = [&] {
+    tinybroker::v1::ListGroupsReply reply;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(conn_->stub().ListGroups(&ctx, {}, &reply).ok());
+    for (auto& group : reply.groups())
+      if (group.name() == "workers")
+        return group.counters().acked();
+    return uint64_t{0};
+  };
+  EXPECT_TRUE(eventually([&] { return acked() == 2; })) << acked();
+  EXPECT_EQ(fanout.output().find("replied"), std::string::npos)
+      << fanout.output();
+}
+
 TEST_F(CliRequestTest, RequestWithoutAReplyInTimeExitsThree) {
   auto sub = start_sub({"svc.mute"});
   auto [code, out] = cli({"request", "svc.mute", "x", "--timeout", "300ms"});

@@ -1,8 +1,14 @@
 // Tests of the look at a peer's port before the cluster dials it
 // (net/cluster_probe.hpp): a cluster node's first bytes pass, an HTTP/2
-// server's (a broker's gRPC port) do not, and neither do too few.
+// server's (a broker's gRPC port) do not, and neither do too few, nor a
+// port that never speaks.
 
+#include <chrono>
 #include <string>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -57,6 +63,34 @@ TEST(ClusterProbe, AClosedPortIsNamed) {
   auto found = tb::probe_cluster_peer("127.0.0.1", 1, std::chrono::seconds(2));
   EXPECT_FALSE(found.connected);
   EXPECT_NE(found.why.find("refused"), std::string::npos) << found.why;
+}
+
+TEST(ClusterProbe, APortThatNeverSpeaksIsGivenUpAtTheTimeout) {
+  // A listener that never accepts: the kernel completes the connection,
+  // and nothing is ever sent (a hung process, or a server that waits for
+  // its client to speak first). The probe gives up at its timeout and says
+  // so, instead of handing CAF a connection that never handshakes.
+  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len),
+            0);
+  auto started = std::chrono::steady_clock::now();
+  auto found = tb::probe_cluster_peer("127.0.0.1", ntohs(addr.sin_port),
+                                      std::chrono::milliseconds(300));
+  auto took = std::chrono::steady_clock::now() - started;
+  ::close(listener);
+  EXPECT_TRUE(found.connected);
+  EXPECT_NE(found.why.find("sent 0 bytes and no cluster handshake"),
+            std::string::npos)
+      << found.why;
+  EXPECT_GE(took, std::chrono::milliseconds(290));
+  EXPECT_LT(took, std::chrono::seconds(2));
 }
 
 } // namespace
