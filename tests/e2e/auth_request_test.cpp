@@ -45,6 +45,16 @@ pb::Delivery answer_next(token_session& responder, const std::string& payload) {
   return d;
 }
 
+/// Expects the request `call` to end within 10 s with `payload` in
+/// `response`.
+void expect_answered(std::future<grpc::Status>& call,
+                     const pb::Response& response, const std::string& payload) {
+  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  auto status = call.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.payload(), payload);
+}
+
 TEST_F(AuthTest, UnaryRequestWithoutPublishRightsIsDeniedNamingTheTopic) {
   // Someone listens, so only the permission can refuse it.
   token_session responder{channel_, ops_secret};
@@ -75,10 +85,7 @@ TEST_F(AuthTest, UnaryRequestWithPublishRightsGetsTheReply) {
   });
   auto d = answer_next(responder, "42 EUR");
   EXPECT_EQ(d.payload(), "ping");
-  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  auto status = call.get();
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(response.payload(), "42 EUR");
+  expect_answered(call, response, "42 EUR");
   EXPECT_EQ(response.message_id(), d.message_id());
   EXPECT_EQ(stats().broker().replies(), 1u);
 }
@@ -98,10 +105,7 @@ TEST_F(AuthTest, AReplyNeedsNoRightBeyondTheRequestItAnswers) {
     return request(channel_, ops_secret, "svc.time", &response);
   });
   answer_next(responder, "12:00");
-  ASSERT_EQ(call.wait_for(std::chrono::seconds(10)), std::future_status::ready);
-  auto status = call.get();
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  EXPECT_EQ(response.payload(), "12:00");
+  expect_answered(call, response, "12:00");
   EXPECT_EQ(stats().broker().replies(), 1u);
 }
 

@@ -344,6 +344,25 @@ int free_loopback_port() {
   return bind_loopback(port) ? port : 0;
 }
 
+silent_listener::silent_listener() {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_GE(fd_, 0) << "socket() failed";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  auto* any = reinterpret_cast<sockaddr*>(&addr);
+  if (fd_ >= 0 && ::bind(fd_, any, len) == 0 && ::listen(fd_, 4) == 0 &&
+      ::getsockname(fd_, any, &len) == 0)
+    port_ = ntohs(addr.sin_port);
+  EXPECT_NE(port_, 0) << "no silent listener on loopback";
+}
+
+silent_listener::~silent_listener() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
 std::string write_temp_file(const std::string& text, const std::string& ext) {
   std::string path = "/tmp/tinybroker-test-XXXXXX" + ext;
   auto fd = mkstemps(path.data(), static_cast<int>(ext.size()));

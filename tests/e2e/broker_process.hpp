@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -121,6 +122,30 @@ std::pair<int, std::string> run_broker_command(std::vector<std::string> args);
 /// kernel's ephemeral range when it leaves room, so that no port-0
 /// listener or outgoing connection takes it before it is bound.
 int free_loopback_port();
+
+/// A loopback port that takes connections (the kernel completes them, no
+/// one accepts) and never speaks: a hung process, or a server that waits
+/// for its client to speak first. Closed when destroyed.
+class silent_listener {
+public:
+  /// Listens on a port the kernel picks; the test fails if it cannot.
+  silent_listener();
+
+  /// Closes the port.
+  ~silent_listener();
+
+  silent_listener(const silent_listener&) = delete;
+  silent_listener& operator=(const silent_listener&) = delete;
+
+  /// Returns the port (0 if listening failed).
+  uint16_t port() const {
+    return port_;
+  }
+
+private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
 
 /// Writes `text` to a fresh temporary file and returns its path.
 std::string write_temp_file(const std::string& text, const std::string& ext);

@@ -10,9 +10,6 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include "broker_process.hpp"
 #include "json_fields.hpp"
@@ -94,18 +91,11 @@ TEST(NatsBenchErrors, AServerThatIsNotThereIsAClearError) {
 TEST(NatsBenchErrors, AListenerThatIsNotNatsIsNamed) {
   // A listening socket that never speaks (as tinybroker's gRPC port does
   // not speak NATS): libnats waits for the INFO line and gives up.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), len), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-  auto port = std::to_string(ntohs(addr.sin_port));
+  silent_listener silent;
+  ASSERT_NE(silent.port(), 0);
+  auto port = std::to_string(silent.port());
   auto [code, out] = run_command(
       nats_bench(), {"--server", "127.0.0.1:" + port, "--messages", "10"});
-  ::close(fd);
   EXPECT_EQ(code, 2);
   EXPECT_NE(out.find("cannot connect to nats://127.0.0.1:" + port),
             std::string::npos)

@@ -6,13 +6,10 @@
 #include <chrono>
 #include <string>
 
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include "net/cluster_probe.hpp"
+#include "tests/e2e/broker_process.hpp"
 
 namespace tb::test {
 namespace {
@@ -70,21 +67,12 @@ TEST(ClusterProbe, APortThatNeverSpeaksIsGivenUpAtTheTimeout) {
   // and nothing is ever sent (a hung process, or a server that waits for
   // its client to speak first). The probe gives up at its timeout and says
   // so, instead of handing CAF a connection that never handshakes.
-  int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_GE(listener, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), len), 0);
-  ASSERT_EQ(::listen(listener, 4), 0);
-  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len),
-            0);
+  silent_listener silent;
+  ASSERT_NE(silent.port(), 0);
   auto started = std::chrono::steady_clock::now();
-  auto found = tb::probe_cluster_peer("127.0.0.1", ntohs(addr.sin_port),
+  auto found = tb::probe_cluster_peer("127.0.0.1", silent.port(),
                                       std::chrono::milliseconds(300));
   auto took = std::chrono::steady_clock::now() - started;
-  ::close(listener);
   EXPECT_TRUE(found.connected);
   EXPECT_NE(found.why.find("sent 0 bytes and no cluster handshake"),
             std::string::npos)
