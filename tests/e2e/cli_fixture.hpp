@@ -127,6 +127,17 @@ protected:
     return run_command(cli_binary(), at_broker(std::move(args)), input);
   }
 
+  /// Returns the counters of `group` (all zero if the broker has none).
+  tinybroker::v1::GroupCounters group_counters(const std::string& group) {
+    tinybroker::v1::ListGroupsReply reply;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(conn_->stub().ListGroups(&ctx, {}, &reply).ok());
+    for (auto& info : reply.groups())
+      if (info.name() == group)
+        return info.counters();
+    return {};
+  }
+
   /// Starts a `tinybroker-cli sub ...` against the broker and waits until it
   /// says it subscribed.
   std::unique_ptr<child_process> start_sub(std::vector<std::string> args) {

@@ -1,8 +1,10 @@
 // End to end: `tinybroker-cli sub` bounded for scripts (`--count` at least
-// 1 as for `pub`, `--idle-timeout` with its exit codes), and `--name`, the
+// 1 as for `pub`, `--idle-timeout` with its exit codes), a clean stop on
+// Ctrl-C or SIGTERM, and `--name`, the
 // name the broker's stats show for the CLI's sessions and group members.
 
 #include <chrono>
+#include <csignal>
 #include <sstream>
 #include <string>
 
@@ -60,6 +62,35 @@ TEST_F(CliTest, SubCountReachedWithinTheIdleTimeoutExitsZero) {
   auto exit = sub->wait_exit(patience);
   ASSERT_TRUE(exit.has_value()) << sub->output();
   EXPECT_EQ(*exit, 0) << sub->output();
+}
+
+// Ctrl-C or SIGTERM ends `sub` cleanly: its stream is closed after the acks
+// of what it printed, it says so, and exits 0 (as `stats --watch`), where a
+// death by the signal's default action was exit 143.
+TEST_F(CliTest, SubStoppedBySigtermClosesItsStreamAndExitsZero) {
+  auto sub = start_sub({"stop.>", "--group", "stoppers"});
+  auto [code, out] = cli({"pub", "stop.a", "m{{n}}", "--count", "3"});
+  ASSERT_EQ(code, 0) << out;
+  ASSERT_TRUE(sub->wait_for_output("m3", patience)) << sub->output();
+  auto exit = sub->stop(SIGTERM);
+  ASSERT_TRUE(exit.has_value()) << sub->output();
+  EXPECT_EQ(*exit, 0) << sub->output();
+  EXPECT_NE(sub->output().find("stopped by SIGTERM; printed 3"),
+            std::string::npos)
+      << sub->output();
+  EXPECT_TRUE(eventually([&] {
+    auto counters = group_counters("stoppers");
+    return counters.acked() == 3 && counters.members() == 0;
+  })) << group_counters("stoppers").DebugString();
+  EXPECT_EQ(group_counters("stoppers").redelivered(), 0u);
+  // Ctrl-C the same, on a fan-out subscriber.
+  auto fanout = start_sub({"stop.>"});
+  exit = fanout->stop(SIGINT);
+  ASSERT_TRUE(exit.has_value()) << fanout->output();
+  EXPECT_EQ(*exit, 0) << fanout->output();
+  EXPECT_NE(fanout->output().find("stopped by SIGINT; printed 0"),
+            std::string::npos)
+      << fanout->output();
 }
 
 TEST_F(CliTest, StatsShowEachSessionsAndMembersName) {

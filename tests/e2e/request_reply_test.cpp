@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <string>
 
@@ -237,17 +238,35 @@ TEST_F(CliRequestTest, AGroupRequestGoesToTheGroupsReplierAndIsAcked) {
   ASSERT_TRUE(exit.has_value()) << member.output();
   EXPECT_EQ(*exit, 0) << member.output();
   auto acked = [&] {
-    tinybroker::v1::ListGroupsReply reply;
-    grpc::ClientContext ctx;
-    EXPECT_TRUE(conn_->stub().ListGroups(&ctx, {}, &reply).ok());
-    for (auto& group : reply.groups())
-      if (group.name() == "workers")
-        return group.counters().acked();
-    return uint64_t{0};
+    return group_counters("workers").acked();
   };
   EXPECT_TRUE(eventually([&] { return acked() == 2; })) << acked();
   EXPECT_EQ(fanout.output().find("replied"), std::string::npos)
       << fanout.output();
+}
+
+// SIGTERM ends `reply` cleanly (exit 0, saying how many it answered), and
+// the commands it runs do not inherit its blocked Ctrl-C and SIGTERM: a
+// command that sends itself SIGTERM dies of it before its `echo`.
+TEST_F(CliRequestTest,
+       ReplyStoppedBySigtermExitsZeroAndItsCommandsStaySignalable) {
+  child_process replier{cli_binary(),
+                        at_broker({"reply", "svc.term", "--command",
+                                   "kill -TERM $$; echo late"})};
+  ASSERT_TRUE(
+      replier.wait_for_output("answering requests to svc.term", patience))
+      << replier.output();
+  auto [code, out] = cli({"request", "svc.term", "x"});
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_EQ(out.find("late"), std::string::npos) << out;
+  ASSERT_TRUE(replier.wait_for_output("replied 0 bytes", patience))
+      << replier.output();
+  auto exit = replier.stop(SIGTERM);
+  ASSERT_TRUE(exit.has_value()) << replier.output();
+  EXPECT_EQ(*exit, 0) << replier.output();
+  EXPECT_NE(replier.output().find("stopped by SIGTERM; answered 1"),
+            std::string::npos)
+      << replier.output();
 }
 
 TEST_F(CliRequestTest, RequestWithoutAReplyInTimeExitsThree) {

@@ -1,5 +1,11 @@
 #include "tools/cli/cli_common.hpp"
 
+#include <cerrno>
+#include <ctime>
+#include <iostream>
+
+#include <pthread.h>
+
 #include "client/addresses.hpp"
 #include "client/check.hpp"
 #include "client/reach.hpp"
@@ -223,6 +229,67 @@ std::string json_error(const std::string& code, const std::string& message) {
   out.text("code", code).text("message", message);
   out.close_object().close_object();
   return out.str();
+}
+
+stop_signals::stop_signals() {
+  sigemptyset(&set_);
+  sigaddset(&set_, SIGINT);
+  sigaddset(&set_, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set_, nullptr);
+}
+
+bool stop_signals::wait_until(std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto left = deadline - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero())
+      return pending();
+    auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
+    timespec wait{static_cast<time_t>(ns.count() / 1'000'000'000),
+                  static_cast<long>(ns.count() % 1'000'000'000)};
+    auto taken = sigtimedwait(&set_, nullptr, &wait);
+    if (taken > 0) {
+      name_ = taken == SIGINT ? "SIGINT" : "SIGTERM";
+      return true;
+    }
+    if (errno != EINTR && errno != EAGAIN)
+      return false;
+  }
+}
+
+bool stop_signals::pending() {
+  timespec zero{0, 0};
+  auto taken = sigtimedwait(&set_, nullptr, &zero);
+  if (taken <= 0)
+    return false;
+  name_ = taken == SIGINT ? "SIGINT" : "SIGTERM";
+  return true;
+}
+
+void stop_signals::unblock_in_child() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+
+std::unique_ptr<client::connection>
+connect_unless_stopped(const connection_options& opts, stop_signals& stop) {
+  try {
+    return connect(opts);
+  } catch (const cli_failure&) {
+    if (stop.pending())
+      return nullptr;
+    throw;
+  }
+}
+
+int stopped(client::session& session, const stop_signals& stop,
+            const connection_options& opts, const char* done, uint64_t count) {
+  session.close(opts.timeout);
+  std::cerr << "tinybroker-cli: stopped by " << stop.name() << "; " << done
+            << " " << count << std::endl;
+  return exit_ok;
 }
 
 } // namespace tb::cli

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <csignal>
+
 #include <CLI/CLI.hpp>
 
 #include "client/connection.hpp"
@@ -166,6 +168,53 @@ command add_cluster_command(CLI::App& app, const connection_options& opts);
 
 /// Adds `pub`: publish messages with confirm and print their ids.
 command add_pub_command(CLI::App& app, const connection_options& opts);
+
+/// Ctrl-C (SIGINT) and SIGTERM for the commands that run until
+/// interrupted (`sub`, `reply`, `stats --watch`): blocked in the calling
+/// thread, and so in every thread it starts later (gRPC's), then taken when
+/// the command looks, so that it can end its stream cleanly and exit 0. Make
+/// one before connect(). The mask is never restored: a signal still pending
+/// would then end the process.
+class stop_signals {
+public:
+  /// Blocks SIGINT and SIGTERM in the calling thread.
+  stop_signals();
+
+  /// Waits until `deadline`; returns true if a stop signal came first.
+  bool wait_until(std::chrono::steady_clock::time_point deadline);
+
+  /// Returns true if a stop signal is pending (and takes it).
+  bool pending();
+
+  /// Returns the name of the last signal taken ("SIGINT" or "SIGTERM").
+  const char* name() const {
+    return name_;
+  }
+
+  /// Unblocks both signals in a child process between fork and exec, so
+  /// that the program it runs can be interrupted as usual.
+  static void unblock_in_child();
+
+private:
+  sigset_t set_;
+  const char* name_ = "";
+};
+
+/// Connects as `connect` does; null if the connection failed and a stop
+/// signal came while waiting for it (the command then exits 0).
+std::unique_ptr<client::connection>
+connect_unless_stopped(const connection_options& opts, stop_signals& stop);
+
+/// How often `sub` and `reply` look for Ctrl-C or SIGTERM while they wait
+/// for a frame.
+constexpr std::chrono::milliseconds stop_check_interval{100};
+
+/// Ends `session` after a stop signal: half-closes it, so that the answers
+/// already sent reach the broker, waits up to `opts.timeout` for the broker
+/// to end it, says on standard error which signal and how many `done` (e.g.
+/// "printed 3"), and returns `exit_ok`.
+int stopped(client::session& session, const stop_signals& stop,
+            const connection_options& opts, const char* done, uint64_t count);
 
 /// Adds `sub`: subscribe (fan-out or as a group member) and print
 /// deliveries.

@@ -144,7 +144,8 @@ std::optional<std::string> run_command(const std::string& command,
     throw cli_failure(exit_refused, "--command: cannot start a process");
   if (pid == 0) {
     setpgid(0, 0);
-    std::signal(SIGPIPE, SIG_DFL); // ignored by the CLI, not by the command
+    std::signal(SIGPIPE, SIG_DFL);    // ignored by the CLI, not by the command
+    stop_signals::unblock_in_child(); // blocked by the CLI, not the command
     dup2(in[0], STDIN_FILENO);
     dup2(out[1], STDOUT_FILENO);
     close(in[0]), close(in[1]), close(out[0]), close(out[1]);
@@ -217,7 +218,10 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   require_utf8("--group", opts.group);
   if (!opts.command.empty())
     std::signal(SIGPIPE, SIG_IGN); // a command that exits unread is no crash
-  auto conn = connect(conn_opts);
+  stop_signals stop; // before connect(): gRPC's threads inherit the mask
+  auto conn = connect_unless_stopped(conn_opts, stop);
+  if (!conn)
+    return exit_ok; // Ctrl-C while waiting for an absent broker
   auto session = conn->open_session();
   if (opts.group.empty())
     session->subscribe(request_subscription_id, opts.pattern, "",
@@ -243,7 +247,9 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   std::cerr << std::endl;
   uint64_t served = 0;
   while (opts.count == 0 || served < opts.count) {
-    auto frame = session->next(std::chrono::hours(1));
+    if (stop.pending())
+      return stopped(*session, stop, conn_opts, "answered", served);
+    auto frame = session->next(stop_check_interval);
     if (!frame) {
       if (session->ended())
         throw cli_failure(exit_unreachable,
@@ -261,6 +267,10 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
       throw cli_failure(exit_refused, "subscription ended by the broker: " +
                                           frame->unsubscribed().reason());
     for (auto& d : frame->deliveries().deliveries()) {
+      // Stopped: the requests not yet run get no answer from this replier
+      // (in a group they go back to the group when the stream ends).
+      if (stop.pending())
+        return stopped(*session, stop, conn_opts, "answered", served);
       if (d.reply_handle() == 0) {
         if (d.delivery_id() != 0)
           session->ack({d.delivery_id()}); // a plain message: nothing to say

@@ -38,45 +38,6 @@ struct stats_options {
   uint64_t count = 0;
 };
 
-// Ctrl-C and SIGTERM for --watch: blocked in the calling thread and so in
-// every thread it starts later (gRPC's), then taken with sigtimedwait
-// while waiting for the next refresh. The mask is never restored: a signal
-// still pending would then end the process.
-class stop_signals {
-public:
-  stop_signals() {
-    sigemptyset(&set_);
-    sigaddset(&set_, SIGINT);
-    sigaddset(&set_, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &set_, nullptr);
-  }
-
-  // Waits until `deadline`; returns true if a stop signal came first.
-  bool wait_until(steady_clock::time_point deadline) {
-    for (;;) {
-      auto left = deadline - steady_clock::now();
-      if (left <= steady_clock::duration::zero())
-        return pending();
-      auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
-      timespec wait{static_cast<time_t>(ns.count() / 1'000'000'000),
-                    static_cast<long>(ns.count() % 1'000'000'000)};
-      if (sigtimedwait(&set_, nullptr, &wait) > 0)
-        return true;
-      if (errno != EINTR && errno != EAGAIN)
-        return false;
-    }
-  }
-
-  // Returns true if a stop signal is pending (and takes it).
-  bool pending() {
-    timespec zero{0, 0};
-    return sigtimedwait(&set_, nullptr, &zero) > 0;
-  }
-
-private:
-  sigset_t set_;
-};
-
 // Returns the request that `opts` asks for.
 pb::StatsRequest make_request(const stats_options& opts) {
   pb::StatsRequest request;
@@ -139,14 +100,9 @@ int run_once(const stats_options& opts, const connection_options& conn_opts) {
 // --count refreshes were shown, Ctrl-C, or a failed call.
 int run_watch(const stats_options& opts, const connection_options& conn_opts) {
   stop_signals stop; // before connect(): gRPC's threads inherit the mask
-  std::unique_ptr<client::connection> conn;
-  try {
-    conn = connect(conn_opts);
-  } catch (const cli_failure&) {
-    if (stop.pending()) // Ctrl-C while waiting for an absent broker
-      return exit_ok;
-    throw;
-  }
+  auto conn = connect_unless_stopped(conn_opts, stop);
+  if (!conn)
+    return exit_ok; // Ctrl-C while waiting for an absent broker
   auto request = make_request(opts);
   auto view = make_view(opts, *conn);
   bool terminal = !conn_opts.json && isatty(STDOUT_FILENO) == 1;

@@ -168,7 +168,10 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
   require_utf8("--group", opts.group);
   for (auto& tag : opts.tags)
     require_utf8("--tag", tag);
-  auto conn = connect(conn_opts);
+  stop_signals stop; // before connect(): gRPC's threads inherit the mask
+  auto conn = connect_unless_stopped(conn_opts, stop);
+  if (!conn)
+    return exit_ok; // Ctrl-C while waiting for an absent broker
   auto session = conn->open_session();
   if (opts.group.empty())
     session->subscribe(subscription_id, opts.pattern, "", subscribe_request_id);
@@ -184,7 +187,9 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
   auto idle = opts.idle_timeout.count() > 0;
   auto last_delivery = std::chrono::steady_clock::now();
   while (opts.count == 0 || printed < opts.count) {
-    auto wait = std::chrono::milliseconds{std::chrono::hours(1)};
+    if (stop.pending())
+      return stopped(*session, stop, conn_opts, "printed", printed);
+    auto wait = stop_check_interval;
     if (idle) {
       wait = std::chrono::duration_cast<std::chrono::milliseconds>(
           last_delivery + opts.idle_timeout - std::chrono::steady_clock::now());
@@ -192,6 +197,7 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
         session->close(conn_opts.timeout);
         return idle_end(opts, printed);
       }
+      wait = std::min(wait, stop_check_interval);
     }
     auto frame = session->next(wait);
     if (!frame) {
