@@ -228,6 +228,12 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
       frame.reset();
     reading_.Clear();
   }
+  if (hand_over(ok, cancelled, std::move(frame), parsed, size))
+    read_next();
+}
+
+bool session_bridge::hand_over(bool ok, bool cancelled, client_frame_ptr frame,
+                               const grpc::Status& parsed, std::size_t size) {
   // This gRPC thread runs the session actor (and the actors it sends to)
   // once the lock below is released, instead of waking a worker for it.
   // `system_` was set before the first read started.
@@ -238,7 +244,7 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
     if (cancelled && ended_.empty())
       ended_ = "client_cancelled"; // before the session drains and finishes
     caf::anon_send(actor_, closed_atom_v);
-    return;
+    return false;
   }
   if (size > max_frame_bytes_) {
     // Issue 26: gRPC reads frames up to a quarter beyond the frame limit
@@ -259,7 +265,7 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
                          "limits.max_publish_batch); nothing of it was "
                          "routed"},
         "frame_too_large");
-    return;
+    return false;
   }
   if (!frame) {
     // Spec 7: a malformed frame ends the stream, with a status saying why.
@@ -268,13 +274,24 @@ void session_bridge::on_read_done(bool ok, bool cancelled) {
               {{"peer", peer_}, {"error", parsed.error_message()}});
     read_ended_ = true;
     finish_or_defer_locked(parsed, "malformed_frame");
-    return;
+    return false;
   }
   ++unread_;
   unread_bytes_ += size;
   unread_sizes_.push_back(size);
   caf::anon_send(actor_, frame_atom_v, std::move(frame));
-  if (may_read_locked() && !finished_)
+  return true;
+}
+
+void session_bridge::read_next() {
+  // The next read starts once the actors ran (`hand_over`'s runner): a read
+  // makes gRPC announce the stream's window to the client, and started
+  // after the subscribers' writes that announcement goes out with them, in
+  // one send, instead of in one of its own just before them. Between the
+  // two no read is outstanding and `read_paused_` is false, so no other path
+  // starts one.
+  std::lock_guard<std::mutex> guard{mutex_};
+  if (may_read_locked() && !finished_ && !read_ended_ && reactor_ != nullptr)
     start_read_locked();
   else
     read_paused_ = true;

@@ -134,6 +134,12 @@ public:
   void on_done();
 
 private:
+  // Hands a completed read to the session actor (and runs the actors it
+  // made runnable); true if the next read may follow.
+  bool hand_over(bool ok, bool cancelled, client_frame_ptr frame,
+                 const grpc::Status& parsed, std::size_t size);
+  // Starts the next read, or pauses reading while too much is unread.
+  void read_next();
   void start_read_locked();
   bool may_read_locked() const;
   void start_write_locked(grpc::ByteBuffer& bytes);

@@ -18,12 +18,15 @@
 #include <gtest/gtest.h>
 
 #include "actors/scheduler/handoff_policy.hpp"
-#include "actors/scheduler/scheduler_choice.hpp"
+#include "tests/support/handoff_system.hpp"
 
 namespace tb {
 namespace {
 
 using namespace std::chrono_literals;
+using test::handoff_coordinator;
+using test::system_with;
+using test::workers_asleep;
 
 // The threads actors ran on, in the order they ran.
 struct thread_log {
@@ -50,38 +53,6 @@ caf::behavior log_and_pass(caf::event_based_actor* self,
       self->send(next, hops - 1);
   }};
 }
-
-using handoff_coordinator = caf::scheduler::coordinator<handoff_policy>;
-
-// Waits (up to 10 s) until both workers of `sys` sleep, so that only a
-// wake-up can make them take a job: a worker still starting up may take a
-// queued job before the caller does.
-bool workers_asleep(caf::actor_system& sys) {
-  auto* coordinator = dynamic_cast<handoff_coordinator*>(&sys.scheduler());
-  if (coordinator == nullptr)
-    return false;
-  auto& data = coordinator->data();
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (std::chrono::steady_clock::now() < deadline) {
-    {
-      std::lock_guard<std::mutex> guard{data.lock};
-      if (data.sleeping == 2)
-        return true;
-    }
-    std::this_thread::yield();
-  }
-  return false;
-}
-
-// A system with 2 workers under the scheduler `name`.
-struct system_with {
-  explicit system_with(const std::string& name) {
-    use_scheduler(cfg, name, 2);
-    sys = std::make_unique<caf::actor_system>(cfg);
-  }
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-};
 
 // Spawns a logging actor that starts only with its first message, so that
 // this message makes it runnable (an enqueue into the scheduler).
