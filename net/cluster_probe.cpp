@@ -114,7 +114,7 @@ int probe_tls_step(SSL* ssl, int fd, probe_clock::time_point deadline,
                    : err == SSL_ERROR_WANT_WRITE ? POLLOUT
                                                  : 0;
     if (events == 0 || !probe_wait(fd, events, deadline))
-      return rc <= 0 ? rc : 0;
+      return rc;
   }
 }
 

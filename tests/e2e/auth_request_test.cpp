@@ -3,6 +3,7 @@
 // request it answers.
 
 #include <future>
+#include <memory>
 
 #include "auth_fixture.hpp"
 
@@ -24,6 +25,20 @@ grpc::Status request(const std::shared_ptr<grpc::Channel>& channel,
     ctx.AddMetadata("authorization", "Bearer " + token);
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   return pb::Broker::NewStub(channel)->Request(&ctx, req, response);
+}
+
+/// Opens a Session stream presenting `secret`, subscribed to `topic` (a
+/// test failure and null if the subscribe is not confirmed).
+std::unique_ptr<token_session>
+subscribed_responder(const std::shared_ptr<grpc::Channel>& channel,
+                     const std::string& secret, const std::string& topic) {
+  auto responder = std::make_unique<token_session>(channel, secret);
+  if (!responder->subscribe(1, topic) ||
+      !responder->read_until(kind::kSubscribed)) {
+    ADD_FAILURE() << "no subscribe confirmation for " << topic;
+    return nullptr;
+  }
+  return responder;
 }
 
 /// Reads the next delivery on `responder`, a request, and answers it with
@@ -57,9 +72,8 @@ void expect_answered(std::future<grpc::Status>& call,
 
 TEST_F(AuthTest, UnaryRequestWithoutPublishRightsIsDeniedNamingTheTopic) {
   // Someone listens, so only the permission can refuse it.
-  token_session responder{channel_, ops_secret};
-  ASSERT_TRUE(responder.subscribe(1, "svc.time"));
-  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  auto responder = subscribed_responder(channel_, ops_secret, "svc.time");
+  ASSERT_TRUE(responder);
   pb::Response response;
   auto status = request(channel_, orders_secret, "svc.time", &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
@@ -76,14 +90,14 @@ TEST_F(AuthTest, UnaryRequestWithoutPublishRightsIsDeniedNamingTheTopic) {
 TEST_F(AuthTest, UnaryRequestWithPublishRightsGetsTheReply) {
   // "orders" may publish and subscribe under orders.eu.>: it answers its
   // own requests; the reply needs no right of its own.
-  token_session responder{channel_, orders_secret};
-  ASSERT_TRUE(responder.subscribe(1, "orders.eu.quote"));
-  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  auto responder =
+      subscribed_responder(channel_, orders_secret, "orders.eu.quote");
+  ASSERT_TRUE(responder);
   pb::Response response;
   auto call = std::async(std::launch::async, [&] {
     return request(channel_, orders_secret, "orders.eu.quote", &response);
   });
-  auto d = answer_next(responder, "42 EUR");
+  auto d = answer_next(*responder, "42 EUR");
   EXPECT_EQ(d.payload(), "ping");
   expect_answered(call, response, "42 EUR");
   EXPECT_EQ(response.message_id(), d.message_id());
@@ -97,14 +111,13 @@ TEST_F(AuthTest, AReplyNeedsNoRightBeyondTheRequestItAnswers) {
   ASSERT_TRUE(publish(listener_secret, {"svc.time"}, &refused).ok());
   ASSERT_EQ(refused.results_size(), 1);
   EXPECT_EQ(refused.results(0).error().reason(), "permission_denied");
-  token_session responder{channel_, listener_secret};
-  ASSERT_TRUE(responder.subscribe(1, "svc.time"));
-  ASSERT_TRUE(responder.read_until(kind::kSubscribed));
+  auto responder = subscribed_responder(channel_, listener_secret, "svc.time");
+  ASSERT_TRUE(responder);
   pb::Response response;
   auto call = std::async(std::launch::async, [&] {
     return request(channel_, ops_secret, "svc.time", &response);
   });
-  answer_next(responder, "12:00");
+  answer_next(*responder, "12:00");
   expect_answered(call, response, "12:00");
   EXPECT_EQ(stats().broker().replies(), 1u);
 }
