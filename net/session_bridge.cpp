@@ -291,7 +291,8 @@ void session_bridge::read_next() {
   // two no read is outstanding and `read_paused_` is false, so no other path
   // starts one.
   std::lock_guard<std::mutex> guard{mutex_};
-  if (may_read_locked() && !finished_ && !read_ended_ && reactor_ != nullptr)
+  if (may_read_locked() && !finished_ && !finish_after_write_ && !read_ended_ &&
+      reactor_ != nullptr)
     start_read_locked();
   else
     read_paused_ = true;

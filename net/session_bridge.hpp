@@ -138,7 +138,8 @@ private:
   // made runnable); true if the next read may follow.
   bool hand_over(bool ok, bool cancelled, client_frame_ptr frame,
                  const grpc::Status& parsed, std::size_t size);
-  // Starts the next read, or pauses reading while too much is unread.
+  // Starts the next read; pauses reading while too much is unread or once
+  // the stream is finishing.
   void read_next();
   void start_read_locked();
   bool may_read_locked() const;

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -91,6 +92,46 @@ TEST_F(CliTest, SubStoppedBySigtermClosesItsStreamAndExitsZero) {
   EXPECT_NE(fanout->output().find("stopped by SIGINT; printed 0"),
             std::string::npos)
       << fanout->output();
+  // With --count not reached, a stop exits 4, as an idle timeout does: a
+  // script learns that fewer came than it asked for.
+  auto counted = start_sub({"stop.>", "--count", "5"});
+  exit = counted->stop(SIGTERM);
+  ASSERT_TRUE(exit.has_value()) << counted->output();
+  EXPECT_EQ(*exit, 4) << counted->output();
+  EXPECT_NE(
+      counted->output().find("stopped by SIGTERM: printed 0 of --count 5"),
+      std::string::npos)
+      << counted->output();
+}
+
+// Returns true if the main thread of process `pid` blocks `signal`
+// (its SigBlk mask in /proc).
+bool blocks_signal(pid_t pid, int signal) {
+  std::ifstream status{"/proc/" + std::to_string(pid) + "/status"};
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("SigBlk:", 0) == 0)
+      return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1)) & 1u;
+  return false;
+}
+
+// A stop while the connection is still being waited for ends `sub` once
+// that wait is over, with exit 0 and a line saying so: here the address
+// takes the connection and never speaks.
+TEST_F(CliTest, SubStoppedWhileConnectingSaysSoAndExitsZero) {
+  silent_listener silent;
+  child_process sub{cli_binary(),
+                    {"--server", "127.0.0.1:" + std::to_string(silent.port()),
+                     "--timeout", "1s", "sub", "x.>"}};
+  // Its main thread blocks SIGINT before it connects (a stop before that is
+  // the default action, exit 130).
+  ASSERT_TRUE(eventually([&] { return blocks_signal(sub.pid(), SIGINT); }))
+      << sub.output();
+  auto exit = sub.stop(SIGINT);
+  ASSERT_TRUE(exit.has_value()) << sub.output();
+  EXPECT_EQ(*exit, 0) << sub.output();
+  EXPECT_NE(sub.output().find("stopped by SIGINT before a connection was made"),
+            std::string::npos)
+      << sub.output();
 }
 
 TEST_F(CliTest, StatsShowEachSessionsAndMembersName) {

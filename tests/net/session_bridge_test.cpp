@@ -5,9 +5,11 @@
 // this reason (`ended=...`). And the order of a read's effects: the next
 // read starts after the writes the frame caused.
 
+#include <atomic>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <caf/event_based_actor.hpp>
@@ -125,13 +127,16 @@ TEST(SessionBridgeReadOrder, TheNextReadStartsAfterTheWritesTheFrameCaused) {
   test::system_with s{"handoff"};
   ordered_stream stream;
   session_bridge bridge{&stream, 8, "ipv4:127.0.0.1:1"};
-  auto writer = s.sys->spawn([&bridge](caf::event_based_actor* self) {
+  std::atomic<std::thread::id> ran_on{};
+  auto writer = s.sys->spawn([&bridge, &ran_on](caf::event_based_actor* self) {
     self->set_default_handler(caf::drop);
-    return caf::behavior{[&bridge](frame_atom, const client_frame_ptr&) {
-      auto answer = std::make_unique<tinybroker::v1::ServerFrame>();
-      answer->mutable_publish_confirm()->set_request_id(1);
-      bridge.write(std::move(answer));
-    }};
+    return caf::behavior{
+        [&bridge, &ran_on](frame_atom, const client_frame_ptr&) {
+          ran_on.store(std::this_thread::get_id());
+          auto answer = std::make_unique<tinybroker::v1::ServerFrame>();
+          answer->mutable_publish_confirm()->set_request_id(1);
+          bridge.write(std::move(answer));
+        }};
   });
   ASSERT_TRUE(test::workers_asleep(*s.sys));
   bridge.start(caf::actor_cast<session_actor>(writer));
@@ -146,8 +151,10 @@ TEST(SessionBridgeReadOrder, TheNextReadStartsAfterTheWritesTheFrameCaused) {
   bridge.on_read_done(true);
   {
     std::lock_guard<std::mutex> guard{stream.mutex};
-    EXPECT_EQ(stream.calls,
-              (std::vector<std::string>{"read", "write", "read"}));
+    EXPECT_EQ(stream.calls, (std::vector<std::string>{"read", "write", "read"}))
+        << (ran_on.load() == std::this_thread::get_id()
+                ? "the stand-in actor ran on the reading thread"
+                : "a worker, not the reading thread, took the actor's job");
   }
   caf::anon_send_exit(writer, caf::exit_reason::user_shutdown);
 }

@@ -1,5 +1,6 @@
 #include "tools/cli/cli_common.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <ctime>
 #include <iostream>
@@ -277,16 +278,66 @@ std::unique_ptr<client::connection>
 connect_unless_stopped(const connection_options& opts, stop_signals& stop) {
   try {
     return connect(opts);
-  } catch (const cli_failure&) {
+  } catch (const cli_failure& failure) {
+    if (failure.code() != exit_unreachable || !stop.pending())
+      throw;
+    std::cerr << "tinybroker-cli: stopped by " << stop.name()
+              << " before a connection was made" << std::endl;
+    return nullptr;
+  }
+}
+
+void stream_lost(const client::session& session) {
+  auto status = session.status();
+  if (status.ok())
+    throw cli_failure(exit_unreachable, "the broker ended the stream");
+  auto name = status_code_name(static_cast<int>(status.error_code()));
+  if (is_auth_refusal(status))
+    throw cli_failure(exit_refused, "refused: " + describe(status), name);
+  throw cli_failure(exit_unreachable, "connection lost: " + describe(status),
+                    name);
+}
+
+bool wait_subscribed(client::session& session, const std::string& pattern,
+                     const connection_options& opts, stop_signals& stop) {
+  using clock = std::chrono::steady_clock;
+  auto deadline = clock::now() + opts.timeout;
+  for (;;) {
     if (stop.pending())
-      return nullptr;
-    throw;
+      return false;
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - clock::now());
+    if (left.count() <= 0)
+      throw cli_failure(exit_unreachable,
+                        "no answer to the subscribe within " +
+                            format_duration(opts.timeout.count()));
+    auto frame = session.next(std::min(left, stop_check_interval));
+    if (!frame) {
+      if (session.ended())
+        stream_lost(session);
+      continue;
+    }
+    if (frame->has_subscribed())
+      return true;
+    if (frame->has_error() &&
+        frame->error().request_id() == subscribe_request_id)
+      throw cli_failure(exit_refused,
+                        "subscribe to \"" + pattern +
+                            "\" refused: " + describe(frame->error().error()),
+                        status_code_name(frame->error().error().code()));
   }
 }
 
 int stopped(client::session& session, const stop_signals& stop,
-            const connection_options& opts, const char* done, uint64_t count) {
+            const connection_options& opts, const char* done, uint64_t count,
+            uint64_t wanted) {
   session.close(opts.timeout);
+  if (wanted > count)
+    throw cli_failure(exit_idle,
+                      std::string{"stopped by "} + stop.name() + ": " + done +
+                          " " + std::to_string(count) + " of --count " +
+                          std::to_string(wanted),
+                      "CANCELLED");
   std::cerr << "tinybroker-cli: stopped by " << stop.name() << "; " << done
             << " " << count << std::endl;
   return exit_ok;

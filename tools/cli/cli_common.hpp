@@ -200,21 +200,39 @@ private:
   const char* name_ = "";
 };
 
-/// Connects as `connect` does; null if the connection failed and a stop
-/// signal came while waiting for it (the command then exits 0).
+/// Connects as `connect` does; null (after a line on standard error) if
+/// the broker could not be reached and a stop signal came while waiting
+/// for it: the command then exits 0.
 std::unique_ptr<client::connection>
 connect_unless_stopped(const connection_options& opts, stop_signals& stop);
+
+/// The request id of the subscribe (or join) that `sub` and `reply` send.
+constexpr uint64_t subscribe_request_id = 1;
+
+/// Throws the failure for a Session stream the broker ended: refused
+/// (exit 1) for an auth refusal, else unreachable (exit 3).
+[[noreturn]] void stream_lost(const client::session& session);
+
+/// Waits for the broker's answer to the subscribe (or join) to `pattern`
+/// that `session` sent with `subscribe_request_id`; false if a stop signal came
+/// first. Throws if it was refused, the stream ended, or no answer came
+/// within `opts.timeout`.
+bool wait_subscribed(client::session& session, const std::string& pattern,
+                     const connection_options& opts, stop_signals& stop);
 
 /// How often `sub` and `reply` look for Ctrl-C or SIGTERM while they wait
 /// for a frame.
 constexpr std::chrono::milliseconds stop_check_interval{100};
 
 /// Ends `session` after a stop signal: half-closes it, so that the answers
-/// already sent reach the broker, waits up to `opts.timeout` for the broker
-/// to end it, says on standard error which signal and how many `done` (e.g.
-/// "printed 3"), and returns `exit_ok`.
+/// already sent reach the broker, and waits up to `opts.timeout` for the
+/// broker to end it. Then says on standard error which signal and how many
+/// `done` (e.g. "printed 3") and returns `exit_ok`; or, if `wanted` (a
+/// `--count`) is above `count`, throws an `exit_idle` failure saying how
+/// many of it were done.
 int stopped(client::session& session, const stop_signals& stop,
-            const connection_options& opts, const char* done, uint64_t count);
+            const connection_options& opts, const char* done, uint64_t count,
+            uint64_t wanted);
 
 /// Adds `sub`: subscribe (fan-out or as a group member) and print
 /// deliveries.

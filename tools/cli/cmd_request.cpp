@@ -26,9 +26,8 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-// The subscription id and request id `reply` uses on its stream.
+// The subscription id `reply` uses on its stream.
 constexpr uint64_t request_subscription_id = 1;
-constexpr uint64_t request_subscribe_id = 1;
 
 // The most output of one --command run that becomes a reply; the broker
 // refuses replies over its limits.max_message_bytes anyway.
@@ -225,22 +224,12 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   auto session = conn->open_session();
   if (opts.group.empty())
     session->subscribe(request_subscription_id, opts.pattern, "",
-                       request_subscribe_id);
+                       subscribe_request_id);
   else
     session->join(request_subscription_id, opts.group, opts.pattern, 0,
-                  request_subscribe_id);
-  std::vector<pb::ServerFrame> skipped;
-  auto confirmed = session->wait_for(pb::ServerFrame::kSubscribed,
-                                     conn_opts.timeout, &skipped);
-  if (!confirmed) {
-    for (auto& frame : skipped)
-      if (frame.has_error())
-        throw cli_failure(exit_refused, "subscribe refused: " +
-                                            describe(frame.error().error()));
-    throw cli_failure(exit_unreachable,
-                      "no confirmation of the subscription within --timeout",
-                      "DEADLINE_EXCEEDED");
-  }
+                  subscribe_request_id);
+  if (!wait_subscribed(*session, opts.pattern, conn_opts, stop))
+    return stopped(*session, stop, conn_opts, "answered", 0, opts.count);
   std::cerr << "answering requests to " << opts.pattern;
   if (!opts.group.empty())
     std::cerr << " in group " << opts.group;
@@ -248,7 +237,7 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
   uint64_t served = 0;
   while (opts.count == 0 || served < opts.count) {
     if (stop.pending())
-      return stopped(*session, stop, conn_opts, "answered", served);
+      return stopped(*session, stop, conn_opts, "answered", served, opts.count);
     auto frame = session->next(stop_check_interval);
     if (!frame) {
       if (session->ended())
@@ -270,7 +259,8 @@ int run_reply(const reply_options& opts, const connection_options& conn_opts) {
       // Stopped: the requests not yet run get no answer from this replier
       // (in a group they go back to the group when the stream ends).
       if (stop.pending())
-        return stopped(*session, stop, conn_opts, "answered", served);
+        return stopped(*session, stop, conn_opts, "answered", served,
+                       opts.count);
       if (d.reply_handle() == 0) {
         if (d.delivery_id() != 0)
           session->ack({d.delivery_id()}); // a plain message: nothing to say

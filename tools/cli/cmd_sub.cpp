@@ -18,9 +18,8 @@ namespace {
 
 namespace pb = tinybroker::v1;
 
-// The subscription id and request id this command uses on its stream.
+// The subscription id this command uses on its stream.
 constexpr uint64_t subscription_id = 1;
-constexpr uint64_t subscribe_request_id = 1;
 
 // How a group member answers the deliveries it printed.
 enum class answer { ack, nack, reject, none };
@@ -84,45 +83,6 @@ void print_delivery(const pb::Delivery& d, bool json) {
   std::cout << '\n' << d.payload() << '\n';
 }
 
-// Throws the failure for a stream the broker ended.
-[[noreturn]] void stream_lost(const client::session& session) {
-  auto status = session.status();
-  if (status.ok())
-    throw cli_failure(exit_unreachable, "the broker ended the stream");
-  auto name = status_code_name(static_cast<int>(status.error_code()));
-  if (is_auth_refusal(status))
-    throw cli_failure(exit_refused, "refused: " + describe(status), name);
-  throw cli_failure(exit_unreachable, "connection lost: " + describe(status),
-                    name);
-}
-
-// Waits for the broker's answer to the subscribe request; throws if it was
-// refused, the stream ended, or no answer came within the timeout.
-void wait_subscribed(client::session& session, const sub_options& opts,
-                     const connection_options& conn_opts) {
-  auto deadline = std::chrono::steady_clock::now() + conn_opts.timeout;
-  for (;;) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    auto frame = left.count() > 0 ? session.next(left) : std::nullopt;
-    if (!frame) {
-      if (session.ended())
-        stream_lost(session);
-      throw cli_failure(exit_unreachable,
-                        "no answer to the subscribe within " +
-                            format_duration(conn_opts.timeout.count()));
-    }
-    if (frame->has_subscribed())
-      return;
-    if (frame->has_error() &&
-        frame->error().request_id() == subscribe_request_id)
-      throw cli_failure(exit_refused,
-                        "subscribe to \"" + opts.pattern +
-                            "\" refused: " + describe(frame->error().error()),
-                        status_code_name(frame->error().error().code()));
-  }
-}
-
 // Sends the answer `mode` for `ids`.
 void send_answers(client::session& session, answer mode,
                   std::chrono::milliseconds nack_delay,
@@ -178,7 +138,8 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
   else
     session->join(subscription_id, opts.group, opts.pattern, opts.max_in_flight,
                   subscribe_request_id, opts.tags);
-  wait_subscribed(*session, opts, conn_opts);
+  if (!wait_subscribed(*session, opts.pattern, conn_opts, stop))
+    return stopped(*session, stop, conn_opts, "printed", 0, opts.count);
   std::cerr << "subscribed to " << opts.pattern;
   if (!opts.group.empty())
     std::cerr << " in group " << opts.group;
@@ -188,7 +149,7 @@ int run_sub(const sub_options& opts, const connection_options& conn_opts) {
   auto last_delivery = std::chrono::steady_clock::now();
   while (opts.count == 0 || printed < opts.count) {
     if (stop.pending())
-      return stopped(*session, stop, conn_opts, "printed", printed);
+      return stopped(*session, stop, conn_opts, "printed", printed, opts.count);
     auto wait = stop_check_interval;
     if (idle) {
       wait = std::chrono::duration_cast<std::chrono::milliseconds>(
