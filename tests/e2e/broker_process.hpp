@@ -142,6 +142,11 @@ public:
     return port_;
   }
 
+  /// Returns "127.0.0.1:PORT", for a client's --server.
+  std::string address() const {
+    return "127.0.0.1:" + std::to_string(port_);
+  }
+
 private:
   int fd_ = -1;
   uint16_t port_ = 0;

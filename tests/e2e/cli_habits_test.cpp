@@ -115,38 +115,6 @@ TEST(CliHabitsTest, NothingListeningFailsWithinASecondNamingTheAddress) {
   }
 }
 
-// A loopback port that accepts connections (the kernel completes them) but
-// never answers: a broker that is reachable but slow.
-class silent_listener {
-public:
-  silent_listener() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    listen(fd_, 16);
-    socklen_t len = sizeof addr;
-    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    address_ = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
-  }
-
-  silent_listener(const silent_listener&) = delete;
-  silent_listener& operator=(const silent_listener&) = delete;
-
-  ~silent_listener() {
-    close(fd_);
-  }
-
-  /// Returns "127.0.0.1:PORT".
-  const std::string& address() const {
-    return address_;
-  }
-
-private:
-  int fd_;
-  std::string address_;
-};
-
 // Failing at once is only for a failed connection: a peer that accepts and
 // is slow to answer is waited for, up to --timeout.
 TEST(CliHabitsTest, AReachableButSlowBrokerIsWaitedForUpToTheTimeout) {

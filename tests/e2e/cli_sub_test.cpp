@@ -119,9 +119,9 @@ bool blocks_signal(pid_t pid, int signal) {
 // takes the connection and never speaks.
 TEST_F(CliTest, SubStoppedWhileConnectingSaysSoAndExitsZero) {
   silent_listener silent;
-  child_process sub{cli_binary(),
-                    {"--server", "127.0.0.1:" + std::to_string(silent.port()),
-                     "--timeout", "1s", "sub", "x.>"}};
+  child_process sub{
+      cli_binary(),
+      {"--server", silent.address(), "--timeout", "1s", "sub", "x.>"}};
   // Its main thread blocks SIGINT before it connects (a stop before that is
   // the default action, exit 130).
   ASSERT_TRUE(eventually([&] { return blocks_signal(sub.pid(), SIGINT); }))
